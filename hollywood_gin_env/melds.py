@@ -1,0 +1,413 @@
+"""The exact meld solver: minimum deadwood, arrangements, best discards, and the showdown optimum.
+
+Hands are 52-bit masks (int64, bit c = card c, see cards.py). Within one suit, with the sets taken
+out, the best use of runs is fixed: every card of a maximal stretch of >= 3 consecutive ranks is
+melded, the rest is deadwood. So a 8,192-entry table gives each suit's run-only deadwood, and a
+hand's minimum is the best, over the few ways to use its sets (ranks with 3 or 4 cards), of four
+table lookups (DESIGN.md, performance approach). The numba kernels (`*_mask`, `_` prefix) are what
+the engine calls; the list-based functions at the bottom are the public Python API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.cards import CARD_VALUES, NUM_RANKS, as_cards, from_mask, to_mask
+
+SUIT_BITS = (1 << NUM_RANKS) - 1
+MAX_MELDS = 17  # 52 cards make at most 17 melds of 3
+MAX_SET_RANKS = 13
+BIG = 1 << 30
+
+
+def _stretches(suit_mask: int) -> list[tuple[int, int]]:
+    """Maximal stretches (lo, hi) of consecutive ranks in a 13-bit suit mask."""
+    out, rank = [], 0
+    while rank < NUM_RANKS:
+        if suit_mask >> rank & 1:
+            lo = rank
+            while rank + 1 < NUM_RANKS and suit_mask >> (rank + 1) & 1:
+                rank += 1
+            out.append((lo, rank))
+        rank += 1
+    return out
+
+
+def _build_suit_tables() -> tuple[np.ndarray, np.ndarray]:
+    deadwood = np.zeros(1 << NUM_RANKS, dtype=np.int64)
+    melded = np.zeros(1 << NUM_RANKS, dtype=np.int64)
+    for mask in range(1 << NUM_RANKS):
+        for lo, hi in _stretches(mask):
+            bits = ((1 << (hi + 1)) - 1) ^ ((1 << lo) - 1)
+            if hi - lo >= 2:
+                melded[mask] |= bits
+            else:
+                deadwood[mask] += sum(int(CARD_VALUES[r]) for r in range(lo, hi + 1))
+    return deadwood, melded
+
+
+#: SUIT_DEADWOOD[m]: run-only deadwood of the single-suit mask m; SUIT_MELDED[m]: its melded ranks.
+SUIT_DEADWOOD, SUIT_MELDED = _build_suit_tables()
+
+
+@njit
+def _runs_deadwood(rest: int) -> int:
+    """Run-only deadwood of a hand mask (the sum of four table lookups)."""
+    return (
+        SUIT_DEADWOOD[rest & SUIT_BITS]
+        + SUIT_DEADWOOD[(rest >> 13) & SUIT_BITS]
+        + SUIT_DEADWOOD[(rest >> 26) & SUIT_BITS]
+        + SUIT_DEADWOOD[(rest >> 39) & SUIT_BITS]
+    )
+
+
+@njit
+def _rank_cards(hand: int, rank: int) -> int:
+    """The cards of one rank that a hand holds, as a mask."""
+    return hand & ((1 << rank) | (1 << (rank + 13)) | (1 << (rank + 26)) | (1 << (rank + 39)))
+
+
+@njit
+def _count_bits(mask: int) -> int:
+    """Number of set bits of a mask."""
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+@njit
+def _set_option(rank_cards: int, option: int) -> int:
+    """Cards of set option `option` of a rank (0 none, 1 all, 2..5 all but suit option-2); -1 if invalid."""
+    if option == 0:
+        return 0
+    if option == 1:
+        return rank_cards
+    if _count_bits(rank_cards) < 4:
+        return -1
+    return rank_cards & ~(rank_cards & (SUIT_BITS << (13 * (option - 2))))
+
+
+@njit
+def _set_ranks(hand: int, ranks: np.ndarray, options: np.ndarray) -> int:
+    """Fill the ranks with >= 3 cards and their option counts (2 or 6); return how many."""
+    count = 0
+    for rank in range(NUM_RANKS):
+        held = _count_bits(_rank_cards(hand, rank))
+        if held >= 3:
+            ranks[count] = rank
+            options[count] = 2 if held == 3 else 6
+            count += 1
+    return count
+
+
+@njit
+def _next_combo(choice: np.ndarray, options: np.ndarray, count: int) -> bool:
+    """Advance a mixed-radix counter; False once every combination was visited."""
+    for i in range(count):
+        choice[i] += 1
+        if choice[i] < options[i]:
+            return True
+        choice[i] = 0
+    return False
+
+
+@njit
+def _combo_sets(hand: int, ranks: np.ndarray, choice: np.ndarray, count: int) -> int:
+    """Union of the set cards of one combination of set options; -1 if the combination is invalid."""
+    removed = 0
+    for i in range(count):
+        cards = _set_option(_rank_cards(hand, ranks[i]), choice[i])
+        if cards < 0:
+            return -1
+        removed |= cards
+    return removed
+
+
+@njit
+def min_deadwood_mask(hand: int) -> int:
+    """Minimum deadwood count of a hand mask of any size."""
+    ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    count = _set_ranks(hand, ranks, options)
+    best = _runs_deadwood(hand)
+    while _next_combo(choice, options, count):
+        removed = _combo_sets(hand, ranks, choice, count)
+        if removed >= 0:
+            best = min(best, _runs_deadwood(hand & ~removed))
+    return best
+
+
+@njit
+def min_deadwood_batch(hands: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = minimum deadwood of hands[i] (int64 masks)."""
+    for i in range(hands.shape[0]):
+        out[i] = min_deadwood_mask(hands[i])
+
+
+@njit
+def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
+    """out[c] = minimum deadwood of hand minus card c, for each card c in hand (others: BIG).
+
+    One pass over the set combinations of the whole hand: dropping card c changes only its suit's
+    lookup, and every combination of hand - c is a combination of hand that leaves c out of its sets.
+    """
+    ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    count = _set_ranks(hand, ranks, options)
+    for card in range(52):
+        out[card] = BIG
+    while True:
+        removed = _combo_sets(hand, ranks, choice, count)
+        if removed >= 0:
+            rest = hand & ~removed
+            total = _runs_deadwood(rest)
+            for card in range(52):
+                if (rest >> card) & 1:
+                    shift = 13 * (card // 13)
+                    suit = (rest >> shift) & SUIT_BITS
+                    without = suit & ~(1 << (card - shift))
+                    value = total - SUIT_DEADWOOD[suit] + SUIT_DEADWOOD[without]
+                    if value < out[card]:
+                        out[card] = value
+        if not _next_combo(choice, options, count):
+            break
+
+
+@njit
+def _append_runs(melded: int, melds: np.ndarray, n: int) -> int:
+    """Append each maximal stretch of a run-melded mask as one run; return the new meld count."""
+    for suit in range(4):
+        bits = (melded >> (13 * suit)) & SUIT_BITS
+        rank = 0
+        while rank < NUM_RANKS:
+            if (bits >> rank) & 1:
+                run = 0
+                while rank < NUM_RANKS and (bits >> rank) & 1:
+                    run |= 1 << (rank + 13 * suit)
+                    rank += 1
+                melds[n] = run
+                n += 1
+            rank += 1
+    return n
+
+
+@njit
+def _runs_melded(rest: int) -> int:
+    """Mask of the cards that runs meld in a hand mask."""
+    melded = 0
+    for suit in range(4):
+        melded |= SUIT_MELDED[(rest >> (13 * suit)) & SUIT_BITS] << (13 * suit)
+    return melded
+
+
+@njit
+def _write_arrangement(hand: int, ranks: np.ndarray, choice: np.ndarray, count: int, melds: np.ndarray) -> int:
+    """Write the melds of one set combination (sets, then runs) into melds; return their number."""
+    n = 0
+    removed = 0
+    for i in range(count):
+        cards = _set_option(_rank_cards(hand, ranks[i]), choice[i])
+        if cards > 0:
+            melds[n] = cards
+            n += 1
+            removed |= cards
+    return _append_runs(_runs_melded(hand & ~removed), melds, n)
+
+
+@njit
+def min_arrangements_mask(hand: int, out_melds: np.ndarray, out_counts: np.ndarray) -> int:
+    """Write every minimum-deadwood arrangement (distinct set choices); return how many.
+
+    out_melds[a, j] is meld j of arrangement a, out_counts[a] its number of melds.
+    """
+    ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    count = _set_ranks(hand, ranks, options)
+    best = min_deadwood_mask(hand)
+    found = 0
+    while found < out_melds.shape[0]:
+        removed = _combo_sets(hand, ranks, choice, count)
+        if removed >= 0 and _runs_deadwood(hand & ~removed) == best:
+            out_counts[found] = _write_arrangement(hand, ranks, choice, count, out_melds[found])
+            found += 1
+        if not _next_combo(choice, options, count):
+            break
+    return found
+
+
+@njit
+def _meld_is_set(meld: int) -> bool:
+    """True if all cards of a meld share one rank."""
+    low = meld & -meld
+    rank = 0
+    while not (low >> rank) & 1:
+        rank += 1
+    rank %= 13
+    return meld == _rank_cards(meld, rank)
+
+
+@njit
+def _meld_extensions(meld: int, defender: int, ext: np.ndarray) -> int:
+    """Layoff options of one knocker meld against the defender's cards: masks written to ext; count."""
+    ext[0] = 0
+    if _meld_is_set(meld):
+        if _count_bits(meld) == 3:
+            low = meld & -meld
+            rank = 0
+            while not (low >> rank) & 1:
+                rank += 1
+            fourth = _rank_cards(-1, rank % 13) & ~meld
+            if defender & fourth:
+                ext[1] = fourth
+                return 2
+        return 1
+    lowest = 0
+    while not (meld >> lowest) & 1:
+        lowest += 1
+    suit_base = 13 * (lowest // 13)
+    highest = lowest
+    while highest + 1 < suit_base + 13 and (meld >> (highest + 1)) & 1:
+        highest += 1
+    below = np.zeros(14, dtype=np.int64)
+    n_below = 1
+    card = lowest - 1
+    while card >= suit_base and (defender >> card) & 1:
+        below[n_below] = below[n_below - 1] | (1 << card)
+        n_below += 1
+        card -= 1
+    n = 0
+    above = 0
+    card = highest + 1
+    while True:
+        for b in range(n_below):
+            ext[n] = below[b] | above
+            n += 1
+        if card >= suit_base + 13 or not (defender >> card) & 1:
+            break
+        above |= 1 << card
+        card += 1
+    return n
+
+
+@njit
+def defender_optimum_mask(knocker_melds: np.ndarray, n_melds: int, defender: int, layoffs: np.ndarray) -> int:
+    """Defender's minimum deadwood over own melds and chained layoffs (R17-R21); layoffs[j] gets meld j's.
+
+    Every legal layoff sequence onto a meld adds a contiguous stretch below and/or above a run, or
+    the fourth card of a set of three, so enumerating those stretches per meld covers all chains.
+    """
+    ext = np.zeros((n_melds, 200), dtype=np.int64)
+    options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
+    for j in range(n_melds):
+        options[j] = _meld_extensions(knocker_melds[j], defender, ext[j])
+    best = BIG
+    while True:
+        laid, overlap = 0, False
+        for j in range(n_melds):
+            overlap = overlap or (laid & ext[j, choice[j]]) != 0
+            laid |= ext[j, choice[j]]
+        if not overlap:
+            value = min_deadwood_mask(defender & ~laid)
+            if value < best:
+                best = value
+                for j in range(n_melds):
+                    layoffs[j] = ext[j, choice[j]]
+        if not _next_combo(choice, options, n_melds):
+            break
+    return best
+
+
+@njit
+def showdown_mask(knocker: int, defender: int, melds: np.ndarray, layoffs: np.ndarray) -> tuple[int, int, int]:
+    """Knocker deadwood k, defender deadwood d, and the knocker's number of melds (R13-R22, A6).
+
+    The knocker spreads the minimum-deadwood arrangement that leaves the defender the highest d
+    (A6); after gin the defender lays nothing off (R16). melds/layoffs receive the chosen spread.
+    """
+    arrangements = np.zeros((216, MAX_MELDS), dtype=np.int64)
+    counts = np.zeros(216, dtype=np.int64)
+    found = min_arrangements_mask(knocker, arrangements, counts)
+    knocker_deadwood = min_deadwood_mask(knocker)
+    trial = np.zeros(MAX_MELDS, dtype=np.int64)
+    best_d, best_a = -1, 0
+    for a in range(found):
+        trial[:] = 0
+        if knocker_deadwood == 0:
+            d = min_deadwood_mask(defender)
+        else:
+            d = defender_optimum_mask(arrangements[a], counts[a], defender, trial)
+        if d > best_d:
+            best_d, best_a = d, a
+            for j in range(MAX_MELDS):
+                layoffs[j] = trial[j] if knocker_deadwood > 0 else 0
+    for j in range(MAX_MELDS):
+        melds[j] = arrangements[best_a, j]
+    return knocker_deadwood, best_d, counts[best_a]
+
+
+# --- Public Python API on card lists --------------------------------------------------------
+
+
+def _mask_of(cards: str | Iterable[int] | Iterable[str]) -> int:
+    return to_mask(as_cards(cards))
+
+
+def min_deadwood(cards: str | Iterable[int]) -> int:
+    """Minimum deadwood count of a hand of any size (card ids or a card string)."""
+    return int(min_deadwood_mask(_mask_of(cards)))
+
+
+def arrange(cards: str | Iterable[int]) -> tuple[list[list[int]], list[int]]:
+    """One optimal arrangement: (melds as sorted card-id lists, deadwood cards)."""
+    hand = _mask_of(cards)
+    melds = np.zeros((216, MAX_MELDS), dtype=np.int64)
+    counts = np.zeros(216, dtype=np.int64)
+    min_arrangements_mask(hand, melds, counts)
+    meld_lists = [from_mask(int(m)) for m in melds[0, : counts[0]]]
+    melded = to_mask(c for meld in meld_lists for c in meld)
+    return meld_lists, from_mask(hand & ~melded)
+
+
+def best_discards(cards11: str | Iterable[int]) -> tuple[int, list[int]]:
+    """(lowest deadwood after one discard, every card whose discard reaches it) for 11 cards."""
+    cards = as_cards(cards11)
+    if len(cards) != 11:
+        raise ValueError(f"best_discards takes 11 cards, got {len(cards)}")
+    out = np.zeros(52, dtype=np.int64)
+    discard_deadwoods_mask(to_mask(cards), out)
+    best = int(out.min())
+    return best, sorted(c for c in cards if out[c] == best)
+
+
+def showdown(knocker: str | Iterable[int], defender: str | Iterable[int]) -> dict:
+    """The automatic showdown of a knocker's 10 cards (after the discard) against the defender's 10.
+
+    Returns {"knocker_deadwood", "defender_deadwood", "gin", "knocker_melds", "layoffs"
+    (per knocker meld), "defender_melds", "defender_deadwood_cards"}.
+    """
+    knocker_mask, defender_mask = _mask_of(knocker), _mask_of(defender)
+    if knocker_mask & defender_mask:
+        raise ValueError("the knocker's and the defender's cards overlap")
+    melds = np.zeros(MAX_MELDS, dtype=np.int64)
+    layoffs = np.zeros(MAX_MELDS, dtype=np.int64)
+    k, d, n = showdown_mask(knocker_mask, defender_mask, melds, layoffs)
+    laid = int(np.bitwise_or.reduce(layoffs[:n])) if n else 0
+    own_melds, own_deadwood = arrange(from_mask(defender_mask & ~laid)) if defender_mask & ~laid else ([], [])
+    return {
+        "knocker_deadwood": int(k),
+        "defender_deadwood": int(d),
+        "gin": int(k) == 0,
+        "knocker_melds": [from_mask(int(m)) for m in melds[:n]],
+        "layoffs": [from_mask(int(m)) for m in layoffs[:n]],
+        "defender_melds": own_melds,
+        "defender_deadwood_cards": own_deadwood,
+    }

@@ -1,0 +1,197 @@
+"""`Rules`: every option of shared/RULES.md §4, validated on construction and frozen.
+
+The engine's kernels take the rules as one int64 parameter vector (`Rules.to_params()`), indexed
+by the `P_*` constants below, so numba code never sees Python objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+# Indices into the parameter vector passed to the kernels.
+P_KNOCK_LIMIT = 0
+P_GIN_BONUS = 1
+P_UNDERCUT_BONUS = 2
+P_UNDERCUT_ON_TIE = 3
+P_ALLOW_REDISCARD = 4
+P_DEAD_STOCK = 5
+P_LAST_DISCARD = 6
+P_DEALER_RULE = 7
+P_GAME_TARGET = 8
+P_ENTRY_RULE = 9
+P_SERIES_END = 10
+P_SERIES_WINNER = 11
+P_GAME_BONUS = 12
+P_BOX_BONUS = 13
+P_BOXES_TO_TARGET = 14
+P_SHUTOUT = 15
+P_NUM_GAMES = 16
+NUM_PARAMS = 17
+
+LAST_DISCARD_RULES = ("dead", "may_take_to_knock")
+DEALER_RULES = ("winner_deals", "alternate", "loser_deals")
+ENTRY_RULES = ("cascade", "win_count")
+SERIES_ENDS = ("all_three_closed", "when_decided")
+SERIES_WINNER_RULES = ("two_games", "net_points")
+SHUTOUT_RULES = ("none", "double", "flat_100")
+
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "last_discard_rule": LAST_DISCARD_RULES,
+    "dealer_rule": DEALER_RULES,
+    "hollywood_entry_rule": ENTRY_RULES,
+    "hollywood_series_end": SERIES_ENDS,
+    "series_winner_rule": SERIES_WINNER_RULES,
+    "shutout_rule": SHUTOUT_RULES,
+    # Only the automatic showdown is implemented: the action space has no meld or layoff actions
+    # (DESIGN.md), so "declared" arrangements have no way in.
+    "knocker_arrangement": ("auto",),
+    "defender_layoff": ("auto_optimal",),
+    # Big gin needs an action without a discard, which Discrete(107) does not have.
+    "big_gin_bonus": (None,),
+    # The rolling variant (a G4 opens when G1 closes) is not implemented; see README.
+    "hollywood_rolling": (False,),
+    "num_games": (1, 3),
+    "dead_hand_stock_size": (2,),
+}
+
+# (low, high) inclusive bounds of the integer options.
+_RANGES: dict[str, tuple[int, int]] = {
+    "knock_limit": (0, 90),
+    "gin_bonus": (0, 1000),
+    "undercut_bonus": (1, 1000),
+    "game_target": (1, 100000),
+    "game_bonus": (0, 100000),
+    "box_bonus": (0, 100000),
+}
+
+_BOOLS = ("undercut_on_tie", "allow_rediscard_taken_card", "boxes_count_toward_target")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rule options of shared/RULES.md §4 (defaults as there), plus `num_games` (3 = Hollywood)."""
+
+    knock_limit: int = 10
+    gin_bonus: int = 25
+    undercut_bonus: int = 10
+    undercut_on_tie: bool = True
+    big_gin_bonus: int | None = None
+    allow_rediscard_taken_card: bool = False
+    dead_hand_stock_size: int = 2
+    last_discard_rule: str = "dead"
+    knocker_arrangement: str = "auto"
+    defender_layoff: str = "auto_optimal"
+    dealer_rule: str = "winner_deals"
+    game_target: int = 100
+    hollywood_entry_rule: str = "cascade"
+    hollywood_series_end: str = "all_three_closed"
+    hollywood_rolling: bool = False
+    series_winner_rule: str = "two_games"
+    game_bonus: int = 0
+    box_bonus: int = 0
+    boxes_count_toward_target: bool = False
+    shutout_rule: str = "none"
+    num_games: int = 3
+
+    def __post_init__(self) -> None:
+        for name, allowed in _CHOICES.items():
+            _check_choice(name, getattr(self, name), allowed)
+        for name, (low, high) in _RANGES.items():
+            _check_int(name, getattr(self, name), low, high)
+        for name in _BOOLS:
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"rule {name}={value!r} is not allowed: expected true or false")
+
+    @classmethod
+    def preset(cls, name: str, **overrides: Any) -> Rules:
+        """Rules of a named preset: "default", "classic" (100/20/flat_100) or "modern" (100/25/double)."""
+        presets = {
+            "default": {},
+            "classic": {"game_bonus": 100, "box_bonus": 20, "shutout_rule": "flat_100", "gin_bonus": 20},
+            "modern": {"game_bonus": 100, "box_bonus": 25, "shutout_rule": "double"},
+        }
+        if name not in presets:
+            raise ValueError(f"unknown rules preset {name!r}: allowed are {', '.join(presets)}")
+        return cls(**{**presets[name], **overrides})
+
+    @classmethod
+    def from_strings(cls, pairs: list[str] | tuple[str, ...]) -> Rules:
+        """Rules from "key=value" strings (as on a command line), values parsed as int, bool or text."""
+        values: dict[str, Any] = {}
+        for pair in pairs:
+            key, sep, text = pair.partition("=")
+            if not sep:
+                raise ValueError(f"rule option {pair!r} is not of the form key=value")
+            values[key.strip()] = _parse_value(text.strip())
+        return cls.from_dict(values)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Rules:
+        """Rules from a dict of options; an unknown key raises ValueError listing the known keys."""
+        known = {f.name for f in fields(cls)}
+        for key in values:
+            if key not in known:
+                raise ValueError(f"unknown rule option {key!r}: allowed keys are {', '.join(sorted(known))}")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """All options as a plain dict (for configs and checkpoints)."""
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_params(self) -> np.ndarray:
+        """The int64 parameter vector the numba kernels read (indices P_*)."""
+        params = np.zeros(NUM_PARAMS, dtype=np.int64)
+        params[P_KNOCK_LIMIT] = self.knock_limit
+        params[P_GIN_BONUS] = self.gin_bonus
+        params[P_UNDERCUT_BONUS] = self.undercut_bonus
+        params[P_UNDERCUT_ON_TIE] = int(self.undercut_on_tie)
+        params[P_ALLOW_REDISCARD] = int(self.allow_rediscard_taken_card)
+        params[P_DEAD_STOCK] = self.dead_hand_stock_size
+        params[P_LAST_DISCARD] = LAST_DISCARD_RULES.index(self.last_discard_rule)
+        params[P_DEALER_RULE] = DEALER_RULES.index(self.dealer_rule)
+        params[P_GAME_TARGET] = self.game_target
+        params[P_ENTRY_RULE] = ENTRY_RULES.index(self.hollywood_entry_rule)
+        params[P_SERIES_END] = SERIES_ENDS.index(self.hollywood_series_end)
+        params[P_SERIES_WINNER] = SERIES_WINNER_RULES.index(self.series_winner_rule)
+        params[P_GAME_BONUS] = self.game_bonus
+        params[P_BOX_BONUS] = self.box_bonus
+        params[P_BOXES_TO_TARGET] = int(self.boxes_count_toward_target)
+        params[P_SHUTOUT] = SHUTOUT_RULES.index(self.shutout_rule)
+        params[P_NUM_GAMES] = self.num_games
+        return params
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if isinstance(value, bool) and not all(isinstance(a, bool) for a in allowed):
+        ok = False
+    else:
+        ok = any(value == a and type(value) is type(a) or (value is a) for a in allowed)
+    if not ok:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"rule {name}={value!r} is not allowed: allowed values are {shown}")
+
+
+def _check_int(name: str, value: Any, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+        raise ValueError(f"rule {name}={value!r} is not allowed: expected an integer in {low}..{high}")
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("null", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
