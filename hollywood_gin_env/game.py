@@ -1,0 +1,259 @@
+"""`Game`: one match over the batched engine (N = 1), for scripting, tests, replays and human play."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+from hollywood_gin_env.cards import cards_str, from_mask
+from hollywood_gin_env.engine import Engine, check_deck, describe_action
+from hollywood_gin_env.melds import min_deadwood_mask, showdown
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES
+from hollywood_gin_env.state import (
+    ACTION_DRAW_STOCK,
+    ACTION_PASS,
+    ACTION_TAKE,
+    F_DEALER,
+    F_DRAWN,
+    F_HAND_NO,
+    F_PHASE,
+    F_PILE_LEN,
+    F_PLAYER,
+    F_R_CLOSED,
+    F_R_CREDITED,
+    F_R_DEFENDER_DW,
+    F_R_DEFENDER_HAND,
+    F_R_DISCARD,
+    F_R_KIND,
+    F_R_KNOCKER,
+    F_R_KNOCKER_DW,
+    F_R_KNOCKER_HAND,
+    F_R_POINTS,
+    F_R_TURNS,
+    F_R_WINNER,
+    F_STOCK_POS,
+    F_WINNER,
+    KNOCK_BASE,
+    PHASE_NAMES,
+    PHASE_OVER,
+)
+
+
+class Game:
+    """A single Hollywood Gin match (one series, R37) with an event log from which it replays exactly.
+
+    Args:
+        rules: the rule options (default `Rules()`).
+        seed: seeds the match's random stream (deals, the first dealer); None draws one (logged).
+        deck: fixes the first deal (52 card ids or strings, dealt as RULES.md R3 says).
+        first_dealer: 0 or 1; None draws it at random (R2).
+    """
+
+    def __init__(
+        self,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        deck: Any = None,
+        first_dealer: int | None = None,
+    ) -> None:
+        if first_dealer not in (None, 0, 1):
+            raise ValueError(f"first_dealer={first_dealer!r} is not allowed: use 0, 1 or None")
+        self._engine = Engine(1, rules)
+        self.rules = self._engine.rules
+        self.seed = secrets.randbits(63) if seed is None else int(seed)
+        fixed = check_deck(deck) if deck is not None else np.full(52, -1, dtype=np.int64)
+        self._engine.new_matches(
+            seeds=np.array([self.seed & ((1 << 64) - 1)], dtype=np.uint64),
+            first_dealers=np.array([-1 if first_dealer is None else first_dealer]),
+            decks=fixed[None, :],
+        )
+        self.events: list[dict[str, Any]] = [
+            {"type": "start", "seed": self.seed, "first_dealer": first_dealer,
+             "deck": None if deck is None else fixed.tolist(), "rules": self.rules.to_dict()}
+        ]  # fmt: skip
+        self._log_deal()
+
+    # --- state -----------------------------------------------------------------------------------
+    @property
+    def _ints(self) -> np.ndarray:
+        return self._engine.state.ints[0]
+
+    @property
+    def current_player(self) -> int:
+        """The player to act (0 or 1); -1 once the match is over."""
+        return -1 if self.done else int(self._ints[F_PLAYER])
+
+    @property
+    def phase(self) -> str:
+        """The phase name: offer_nondealer, offer_dealer, draw, discard, last_discard or over."""
+        return PHASE_NAMES[int(self._ints[F_PHASE])]
+
+    @property
+    def dealer(self) -> int:
+        """The dealer of the current hand."""
+        return int(self._ints[F_DEALER])
+
+    @property
+    def hand_number(self) -> int:
+        """Hands dealt in this match so far (the current one included)."""
+        return int(self._ints[F_HAND_NO])
+
+    @property
+    def done(self) -> bool:
+        """True once the series is over."""
+        return int(self._ints[F_PHASE]) == PHASE_OVER
+
+    @property
+    def winner(self) -> int | None:
+        """The series winner once the match is over, else None."""
+        return int(self._ints[F_WINNER]) if self.done else None
+
+    def hand(self, player: int) -> list[int]:
+        """The cards player (0 or 1) holds, sorted by id."""
+        if player not in (0, 1):
+            raise ValueError(f"player={player!r} is not 0 or 1")
+        return from_mask(int(self._engine.state.hands[0, player]))
+
+    @property
+    def discard_pile(self) -> list[int]:
+        """The discard pile, bottom first (the last card is the face-up one)."""
+        return [int(c) for c in self._engine.state.pile[0, : self._ints[F_PILE_LEN]]]
+
+    @property
+    def stock_size(self) -> int:
+        """Cards left in the stock."""
+        return 52 - int(self._ints[F_STOCK_POS])
+
+    @property
+    def score_sheet(self) -> dict[str, list]:
+        """Per game (G1..G3): totals [p0, p1], entries [p0, p1], winner (None while open), net (R39)."""
+        s = self._engine.state
+        games = range(self.rules.num_games)
+        return {
+            "totals": [s.totals[0, g].tolist() for g in games],
+            "entries": [s.entries[0, g].tolist() for g in games],
+            "winners": [None if s.game_winner[0, g] < 0 else int(s.game_winner[0, g]) for g in games],
+            "net": [int(s.game_net[0, g]) for g in games],
+        }
+
+    @property
+    def last_result(self) -> dict[str, Any] | None:
+        """The result of the last hand that ended (see the "hand_result" event), or None."""
+        results = [e for e in self.events if e["type"] == "hand_result"]
+        return results[-1] if results else None
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids of the player to act (empty once the match is over)."""
+        return [int(a) for a in np.flatnonzero(self._engine.legal_mask[0])]
+
+    def observation(self, player: int) -> dict[str, np.ndarray]:
+        """The env observation of `player`: {"observation": float32 vector, "action_mask": int8[107]}."""
+        from hollywood_gin_env.observation import encode_one
+
+        return encode_one(self._engine, 0, player)
+
+    # --- play ------------------------------------------------------------------------------------
+    def step(self, action: int) -> None:
+        """Apply the action of the player to act; an illegal action raises ValueError, state unchanged."""
+        legal = self.legal_actions()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or int(action) not in legal:
+            shown = ", ".join(f"{a} ({describe_action(a)})" for a in legal) or "none: the match is over"
+            raise ValueError(f"illegal action {action!r}: legal actions are {shown}")
+        action = int(action)
+        player, pile_top = self.current_player, self.discard_pile[-1] if self.discard_pile else -1
+        hand_no = self.hand_number
+        self._engine.step(np.array([action]))
+        self._log_action(player, action, pile_top)
+        if self._engine.hand_over[0]:
+            self._log_hand_result()
+        if not self.done and self.hand_number != hand_no:
+            self._log_deal()
+
+    # --- event log -------------------------------------------------------------------------------
+    def _log_deal(self) -> None:
+        deck = self._engine.state.deck[0].tolist()
+        self.events.append({
+            "type": "deal", "hand": self.hand_number, "dealer": self.dealer, "deck": deck,
+            "hands": [self.hand(0), self.hand(1)], "upcard": deck[20],
+        })  # fmt: skip
+
+    def _log_action(self, player: int, action: int, pile_top: int) -> None:
+        drawn = int(self._ints[F_DRAWN])
+        if action == ACTION_PASS:
+            self.events.append({"type": "pass", "player": player, "card": pile_top, "action": action})
+            if drawn >= 0:  # R6(d): the forced stock draw after two passes
+                self.events.append({"type": "draw", "player": 1 - player, "card": drawn, "source": "stock"})
+        elif action == ACTION_TAKE:
+            self.events.append({"type": "draw", "player": player, "card": pile_top, "source": "discard",
+                                "action": action})  # fmt: skip
+        elif action == ACTION_DRAW_STOCK:
+            self.events.append({"type": "draw", "player": player, "card": drawn, "source": "stock",
+                                "action": action})  # fmt: skip
+        elif action >= KNOCK_BASE:
+            self.events.append({"type": "knock", "player": player, "card": action - KNOCK_BASE, "action": action})
+        else:
+            self.events.append({"type": "discard", "player": player, "card": action - 3, "action": action})
+
+    def _log_hand_result(self) -> None:
+        ints = self._ints
+        kind = int(ints[F_R_KIND])
+        if kind != KIND_DEAD:
+            spread = showdown(from_mask(int(ints[F_R_KNOCKER_HAND])), from_mask(int(ints[F_R_DEFENDER_HAND])))
+            self.events.append({"type": "spread", "knocker": int(ints[F_R_KNOCKER]), **spread})
+        result = {
+            "type": "hand_result", "kind": KIND_NAMES[kind], "knocker": int(ints[F_R_KNOCKER]),
+            "winner": int(ints[F_R_WINNER]), "points": int(ints[F_R_POINTS]),
+            "knocker_deadwood": int(ints[F_R_KNOCKER_DW]), "defender_deadwood": int(ints[F_R_DEFENDER_DW]),
+            "knock_discard": int(ints[F_R_DISCARD]) if kind != KIND_DEAD else None,
+            "credited_games": [g for g in range(3) if ints[F_R_CREDITED] >> g & 1],
+            "turns": int(ints[F_R_TURNS]),
+        }  # fmt: skip
+        result["layoffs"] = self.events[-1]["layoffs"] if kind != KIND_DEAD else []
+        self.events.append(result)
+        sheet = self.score_sheet
+        for g in range(self.rules.num_games):
+            if ints[F_R_CLOSED] >> g & 1:
+                self.events.append({"type": "game_close", "game": g, "winner": sheet["winners"][g],
+                                    "totals": sheet["totals"][g], "entries": sheet["entries"][g],
+                                    "net": sheet["net"][g]})  # fmt: skip
+        if self.done:
+            self.events.append({"type": "match_end", "winner": self.winner})
+
+    def actions_played(self) -> list[int]:
+        """The action ids chosen so far, in order (forced draws excluded)."""
+        return [e["action"] for e in self.events if "action" in e]
+
+    @classmethod
+    def replay(cls, events: list[dict[str, Any]]) -> Game:
+        """Rebuild a match from its event log: same seed, rules, deck and actions."""
+        start = events[0]
+        if start.get("type") != "start":
+            raise ValueError("an event log starts with a 'start' event")
+        game = cls(Rules(**start["rules"]), seed=start["seed"], deck=start["deck"], first_dealer=start["first_dealer"])
+        for event in events:
+            if "action" in event:
+                game.step(event["action"])
+        return game
+
+    # --- display ---------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        sheet = self.score_sheet
+        lines = [f"Hand {self.hand_number}  dealer P{self.dealer}  phase {self.phase}  "
+                 f"to act: {'-' if self.done else 'P' + str(self.current_player)}"]  # fmt: skip
+        for p in (0, 1):
+            hand = self.hand(p)
+            lines.append(f"P{p}: {cards_str(hand):<33} deadwood {min_deadwood_mask(sum(1 << c for c in hand))}")
+        pile = self.discard_pile
+        lines.append(f"Stock: {self.stock_size:2d}   face-up: {cards_str(pile[-1:]) or '--'}   "
+                     f"pile: {cards_str(pile)}")  # fmt: skip
+        for g in range(self.rules.num_games):
+            owner = sheet["winners"][g]
+            status = "open" if owner is None else f"won by P{owner}"
+            totals, entries = sheet["totals"][g], sheet["entries"][g]
+            lines.append(f"G{g + 1}: P0 {totals[0]:3d} ({entries[0]})  P1 {totals[1]:3d} ({entries[1]})  {status}")
+        if self.done:
+            lines.append(f"Match over: P{self.winner} wins the series")
+        return "\n".join(lines)
