@@ -129,8 +129,29 @@ def _combo_sets(hand: int, ranks: np.ndarray, choice: np.ndarray, count: int) ->
 
 
 @njit
-def min_deadwood_mask(hand: int) -> int:
-    """Minimum deadwood count of a hand mask of any size."""
+def _set_ranks3(hand: int) -> tuple[int, int, int, int, int, int, int]:
+    """(count, rank, options) x 3 of the first three ranks with >= 3 cards; count 4 means "more than 3"."""
+    n, r0, o0, r1, o1, r2, o2 = 0, 0, 1, 0, 1, 0, 1
+    for rank in range(NUM_RANKS):
+        held = ((hand >> rank) & 1) + ((hand >> (rank + 13)) & 1) + ((hand >> (rank + 26)) & 1)
+        held += (hand >> (rank + 39)) & 1
+        if held >= 3:
+            options = 2 if held == 3 else 6
+            if n == 0:
+                r0, o0 = rank, options
+            elif n == 1:
+                r1, o1 = rank, options
+            elif n == 2:
+                r2, o2 = rank, options
+            else:
+                return 4, r0, o0, r1, o1, r2, o2
+            n += 1
+    return n, r0, o0, r1, o1, r2, o2
+
+
+@njit
+def _min_deadwood_general(hand: int) -> int:
+    """Minimum deadwood for hands with any number of set ranks (the mixed-radix enumeration)."""
     ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
     options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
     choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
@@ -144,6 +165,35 @@ def min_deadwood_mask(hand: int) -> int:
 
 
 @njit
+def min_deadwood_mask(hand: int) -> int:
+    """Minimum deadwood count of a hand mask of any size.
+
+    Up to three set ranks (every hand of at most 11 cards) are enumerated with nested loops and no
+    allocation; larger hands take the general path.
+    """
+    n, r0, o0, r1, o1, r2, o2 = _set_ranks3(hand)
+    if n == 0:
+        return _runs_deadwood(hand)
+    if n > 3:
+        return _min_deadwood_general(hand)
+    c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
+    best = BIG
+    for a in range(o0):
+        s0 = _set_option(c0, a)
+        if s0 < 0:
+            continue
+        for b in range(o1):
+            s1 = _set_option(c1, b)
+            if s1 < 0:
+                continue
+            for c in range(o2):
+                s2 = _set_option(c2, c)
+                if s2 >= 0:
+                    best = min(best, _runs_deadwood(hand & ~(s0 | s1 | s2)))
+    return best
+
+
+@njit
 def min_deadwood_batch(hands: np.ndarray, out: np.ndarray) -> None:
     """out[i] = minimum deadwood of hands[i] (int64 masks)."""
     for i in range(hands.shape[0]):
@@ -151,33 +201,56 @@ def min_deadwood_batch(hands: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit
+def _discard_update(hand: int, removed: int, out: np.ndarray) -> None:
+    """Lower out[c] to the deadwood of hand - c under one set combination, for each card c outside its sets.
+
+    Dropping card c changes only the lookup of its own suit.
+    """
+    rest = hand & ~removed
+    total = _runs_deadwood(rest)
+    for suit in range(4):
+        shift = 13 * suit
+        bits = (rest >> shift) & SUIT_BITS
+        base = total - SUIT_DEADWOOD[bits]
+        remaining = bits
+        while remaining:
+            low = remaining & -remaining
+            remaining ^= low
+            rank = 0
+            while not (low >> rank) & 1:
+                rank += 1
+            value = base + SUIT_DEADWOOD[bits ^ low]
+            if value < out[shift + rank]:
+                out[shift + rank] = value
+
+
+@njit
 def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
     """out[c] = minimum deadwood of hand minus card c, for each card c in hand (others: BIG).
 
-    One pass over the set combinations of the whole hand: dropping card c changes only its suit's
-    lookup, and every combination of hand - c is a combination of hand that leaves c out of its sets.
+    Every set combination of hand - c is a combination of hand that leaves c out of its sets, so
+    one pass over the combinations of the whole hand serves all discards.
     """
-    ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
-    options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
-    choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
-    count = _set_ranks(hand, ranks, options)
-    for card in range(52):
-        out[card] = BIG
-    while True:
-        removed = _combo_sets(hand, ranks, choice, count)
-        if removed >= 0:
-            rest = hand & ~removed
-            total = _runs_deadwood(rest)
-            for card in range(52):
-                if (rest >> card) & 1:
-                    shift = 13 * (card // 13)
-                    suit = (rest >> shift) & SUIT_BITS
-                    without = suit & ~(1 << (card - shift))
-                    value = total - SUIT_DEADWOOD[suit] + SUIT_DEADWOOD[without]
-                    if value < out[card]:
-                        out[card] = value
-        if not _next_combo(choice, options, count):
-            break
+    out[:] = BIG
+    n, r0, o0, r1, o1, r2, o2 = _set_ranks3(hand)
+    if n > 3:
+        for card in range(52):
+            if (hand >> card) & 1:
+                out[card] = _min_deadwood_general(hand & ~(1 << card))
+        return
+    c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
+    for a in range(o0):
+        s0 = _set_option(c0, a)
+        if s0 < 0:
+            continue
+        for b in range(o1):
+            s1 = _set_option(c1, b)
+            if s1 < 0:
+                continue
+            for c in range(o2):
+                s2 = _set_option(c2, c)
+                if s2 >= 0:
+                    _discard_update(hand, s0 | s1 | s2, out)
 
 
 @njit
