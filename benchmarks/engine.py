@@ -22,9 +22,9 @@ if hasattr(os, "sched_setaffinity"):
 
 import numpy as np  # noqa: E402
 
-from hollywood_gin_env.sampling import sample_legal  # noqa: E402
 from hollywood_gin_env.engine import Engine  # noqa: E402
 from hollywood_gin_env.melds import min_deadwood_batch  # noqa: E402
+from hollywood_gin_env.sampling import sample_legal  # noqa: E402
 
 
 def random_hands(count: int, size: int, seed: int) -> np.ndarray:

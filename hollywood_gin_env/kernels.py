@@ -120,7 +120,7 @@ def _update_legal(i, ints, hands, legal, params, scratch) -> None:
     """Write the legal-action mask of match i's player to act."""
     legal[i, :] = 0
     phase = ints[i, F_PHASE]
-    if phase == PHASE_OFFER_NONDEALER or phase == PHASE_OFFER_DEALER or phase == PHASE_LAST_DISCARD:
+    if phase <= PHASE_OFFER_DEALER or phase == PHASE_LAST_DISCARD:  # the two offers and the last discard
         legal[i, ACTION_TAKE] = 1
         legal[i, ACTION_PASS] = 1
     elif phase == PHASE_DRAW:

@@ -56,7 +56,9 @@ def _lowest_open(game_winner: np.ndarray, num_games: int) -> int:
 
 
 @njit
-def credited_games(entries: np.ndarray, game_winner: np.ndarray, hand_wins: int, player: int, params: np.ndarray) -> int:
+def credited_games(
+    entries: np.ndarray, game_winner: np.ndarray, hand_wins: int, player: int, params: np.ndarray
+) -> int:
     """Bit mask of the games a win by `player` is entered in (R32 cascade, or A12 win_count).
 
     entries[g, p] and hand_wins (the player's wins this series, this one included) are read
