@@ -112,7 +112,7 @@ class Rules:
         """Rules of a named preset: "default", "classic" (100/20/flat_100) or "modern" (100/25/double)."""
         presets = {
             "default": {},
-            "classic": {"game_bonus": 100, "box_bonus": 20, "shutout_rule": "flat_100", "gin_bonus": 20},
+            "classic": {"game_bonus": 100, "box_bonus": 20, "shutout_rule": "flat_100"},
             "modern": {"game_bonus": 100, "box_bonus": 25, "shutout_rule": "double"},
         }
         if name not in presets:

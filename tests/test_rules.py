@@ -1,4 +1,4 @@
-"""Tests of hollywood_gin_env.rules: defaults (RULES.md §4), validation, presets and the kernel parameter vector."""
+"""Tests of hollywood_gin_env.rules: defaults (RULES.md §4), validation, presets, the kernel parameters."""
 
 from __future__ import annotations
 
@@ -155,7 +155,9 @@ def test_replace_validates_again():
         r.replace(knock_limit=-1)
 
 
-@pytest.mark.parametrize("build", [Rules.from_dict, lambda d: Rules.from_strings([f"{k}={v}" for k, v in d.items()])])
+@pytest.mark.parametrize(
+    "build", [Rules.from_dict, lambda d: Rules.from_strings([f"{k}={v}" for k, v in d.items()])]
+)
 def test_unknown_key_is_rejected(build):
     """An unknown key raises ValueError naming the key and listing the allowed keys."""
     with pytest.raises(ValueError) as info:
@@ -169,7 +171,13 @@ def test_unknown_key_is_rejected(build):
 def test_from_strings_parses_ints_bools_none_and_text():
     """key=value strings parse ints, true/false, null/none and plain text; blanks around parts are ignored."""
     r = Rules.from_strings(
-        ["knock_limit=0", "undercut_on_tie=false", "big_gin_bonus=null", " dealer_rule = alternate ", "gin_bonus=20"]
+        [
+            "knock_limit=0",
+            "undercut_on_tie=false",
+            "big_gin_bonus=null",
+            " dealer_rule = alternate ",
+            "gin_bonus=20",
+        ]
     )
     assert r == Rules(knock_limit=0, undercut_on_tie=False, dealer_rule="alternate", gin_bonus=20)
     assert Rules.from_strings(["allow_rediscard_taken_card=True"]).allow_rediscard_taken_card is True
@@ -195,12 +203,22 @@ def test_from_strings_bad_values(pair, fragments):
 
 
 def test_presets():
-    """Presets: default = Rules(); classic = 100/20/flat_100 with a 20 gin bonus; modern = 100/25/double (A15)."""
+    """Presets (A15): default = Rules(); classic = 100/20/flat_100, gin bonus 20; modern = 100/25/double."""
     assert Rules.preset("default") == Rules()
     classic = Rules.preset("classic")
-    assert (classic.game_bonus, classic.box_bonus, classic.shutout_rule, classic.gin_bonus) == (100, 20, "flat_100", 20)
+    assert (classic.game_bonus, classic.box_bonus, classic.shutout_rule, classic.gin_bonus) == (
+        100,
+        20,
+        "flat_100",
+        20,
+    )
     modern = Rules.preset("modern")
-    assert (modern.game_bonus, modern.box_bonus, modern.shutout_rule, modern.gin_bonus) == (100, 25, "double", 25)
+    assert (modern.game_bonus, modern.box_bonus, modern.shutout_rule, modern.gin_bonus) == (
+        100,
+        25,
+        "double",
+        25,
+    )
     # The presets change nothing else.
     default = Rules().to_dict()
     assert {k for k, v in classic.to_dict().items() if v != default[k]} == {
@@ -209,11 +227,15 @@ def test_presets():
         "shutout_rule",
         "gin_bonus",
     }
-    assert {k for k, v in modern.to_dict().items() if v != default[k]} == {"game_bonus", "box_bonus", "shutout_rule"}
+    assert {k for k, v in modern.to_dict().items() if v != default[k]} == {
+        "game_bonus",
+        "box_bonus",
+        "shutout_rule",
+    }
 
 
 def test_preset_overrides_and_unknown_preset():
-    """Overrides apply on top of a preset (and are validated); an unknown preset name is an error naming it."""
+    """Overrides apply on top of a preset (validated); an unknown preset name is an error naming it."""
     assert Rules.preset("modern", game_target=150).game_target == 150
     assert Rules.preset("classic", gin_bonus=25).gin_bonus == 25
     with pytest.raises(ValueError, match="knock_limit"):
