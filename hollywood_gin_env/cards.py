@@ -40,13 +40,15 @@ def card_value(card: int) -> int:
 
 def card_name(card: int) -> str:
     """Two-character name of a card id, e.g. 19 -> "7H"."""
-    if not isinstance(card, (int, np.integer)) or not 0 <= card < NUM_CARDS:
+    if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)) or not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card!r} is not an integer in 0..51")
     return RANKS[card % NUM_RANKS] + SUITS[card // NUM_RANKS]
 
 
 def parse_card(text: str) -> int:
     """Card id of a card string such as "7H", "TD", "10d" or "as" (case-insensitive)."""
+    if not isinstance(text, str):
+        raise ValueError(f"bad card string {text!r}: expected text such as '7H', 'TD', '10d', 'as'")
     token = text.strip().upper()
     rank_text, suit_text = token[:-1], token[-1:]
     if rank_text in _RANK_ALIASES:
@@ -65,6 +67,8 @@ def parse_card(text: str) -> int:
 
 def parse_cards(text: str | Iterable[str]) -> list[int]:
     """Card ids of a space- or comma-separated card string (or an iterable of card strings)."""
+    if not isinstance(text, (str, Iterable)):
+        raise ValueError(f"bad cards {text!r}: expected a card string such as '7H 8H 9H' or a list of them")
     tokens = text.replace(",", " ").split() if isinstance(text, str) else list(text)
     cards = [parse_card(token) for token in tokens]
     duplicates = sorted({card_name(c) for c in cards if cards.count(c) > 1})
@@ -99,9 +103,9 @@ def as_cards(cards: str | Iterable[int] | Iterable[str]) -> list[int]:
     items = list(cards)
     if items and isinstance(items[0], str):
         return parse_cards(items)
-    ids = [int(c) for c in items]
-    for card in ids:
+    for card in items:
         card_name(card)
+    ids = [int(c) for c in items]
     if len(set(ids)) != len(ids):
         raise ValueError(f"duplicate card ids in {ids}")
     return ids

@@ -136,7 +136,9 @@ class Rules:
         known = {f.name for f in fields(cls)}
         for key in values:
             if key not in known:
-                raise ValueError(f"unknown rule option {key!r}: allowed keys are {', '.join(sorted(known))}")
+                raise ValueError(
+                    f"unknown rule option {key}={values[key]!r}: allowed keys are {', '.join(sorted(known))}"
+                )
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,10 +176,19 @@ def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     if isinstance(value, bool) and not all(isinstance(a, bool) for a in allowed):
         ok = False
     else:
-        ok = any(value == a and type(value) is type(a) or (value is a) for a in allowed)
+        ok = any(value is a or (value == a and _same_kind(value, a)) for a in allowed)
     if not ok:
         shown = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"rule {name}={value!r} is not allowed: allowed values are {shown}")
+
+
+def _same_kind(value: Any, allowed: Any) -> bool:
+    """True if value and an allowed choice are both text, or both integers (numpy scalars included)."""
+    if isinstance(allowed, str):
+        return isinstance(value, str)
+    if isinstance(allowed, bool):
+        return isinstance(value, (bool, np.bool_))
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _check_int(name: str, value: Any, low: int, high: int) -> None:
