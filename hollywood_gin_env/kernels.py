@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
-from hollywood_gin_env.melds import BIG, MAX_MELDS, discard_deadwoods_mask, showdown_mask
+from hollywood_gin_env._jit import njit, njit_inline
+from hollywood_gin_env.melds import BIG, LOWEST_RANK, MAX_MELDS, SUIT_BITS, discard_deadwoods_mask, showdown_mask
 from hollywood_gin_env.rules import P_ALLOW_REDISCARD, P_DEAD_STOCK, P_DEALER_RULE, P_KNOCK_LIMIT, P_LAST_DISCARD
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NONE, enter_hand, hand_score, series_result
 from hollywood_gin_env.state import (
@@ -116,8 +116,8 @@ def _can_knock_with(hand: int, card: int, params: np.ndarray, scratch: np.ndarra
 
 
 @njit
-def _update_legal(i, ints, hands, legal, params, scratch) -> None:
-    """Write the legal-action mask of match i's player to act."""
+def _update_legal(i, ints, hands, legal, discard_dw, params) -> None:
+    """Write the legal-action mask of match i's player to act (and, to discard, each discard's deadwood)."""
     legal[i, :] = 0
     phase = ints[i, F_PHASE]
     if phase <= PHASE_OFFER_DEALER or phase == PHASE_LAST_DISCARD:  # the two offers and the last discard
@@ -129,12 +129,20 @@ def _update_legal(i, ints, hands, legal, params, scratch) -> None:
     elif phase == PHASE_DISCARD:
         hand = hands[i, ints[i, F_PLAYER]]
         taken = ints[i, F_TAKEN]
-        _knock_deadwoods(hand, taken, params[P_ALLOW_REDISCARD], scratch)
-        for c in range(52):
-            if (hand >> c) & 1 and not (c == taken and params[P_ALLOW_REDISCARD] == 0):
-                legal[i, DISCARD_BASE + c] = 1 - ints[i, F_MUST_KNOCK]
-                if scratch[c] <= params[P_KNOCK_LIMIT]:
-                    legal[i, KNOCK_BASE + c] = 1
+        deadwoods = discard_dw[i]
+        discard_deadwoods_mask(hand, deadwoods)
+        may_discard = 1 - ints[i, F_MUST_KNOCK]
+        limit = params[P_KNOCK_LIMIT]
+        if params[P_ALLOW_REDISCARD] == 0 and taken >= 0:
+            hand &= ~(1 << taken)
+        for suit in range(4):
+            bits = (hand >> (13 * suit)) & SUIT_BITS
+            while bits:
+                rank = LOWEST_RANK[bits]
+                bits ^= 1 << rank
+                c = 13 * suit + rank
+                legal[i, DISCARD_BASE + c] = may_discard
+                legal[i, KNOCK_BASE + c] = deadwoods[c] <= limit
 
 
 @njit
@@ -190,9 +198,8 @@ def _next_dealer(dealer: int, winner: int, params: np.ndarray) -> int:
 @njit
 def _knock(i, card, arrays, params) -> None:
     """Knock discarding `card`: showdown, scoring and the score sheet (R13-R25, R31-R37)."""
-    ints, hands, deck, pile, took, discarded, passed, totals, entries, game_winner, game_net, hand_wins, rng, legal = (
-        arrays
-    )
+    ints, hands, deck, pile, took, discarded, passed = arrays[:7]
+    totals, entries, game_winner, game_net, hand_wins, rng = arrays[7:13]
     knocker = ints[i, F_PLAYER]
     hands[i, knocker] &= ~(1 << card)
     melds = np.zeros(MAX_MELDS, dtype=np.int64)
@@ -228,9 +235,8 @@ def _dead_hand(i, arrays, params) -> None:
 @njit
 def _after_hand(i, winner, arrays, params) -> None:
     """End the series if it is decided (R37), else pick the next dealer and deal."""
-    ints, hands, deck, pile, took, discarded, passed, totals, entries, game_winner, game_net, hand_wins, rng, legal = (
-        arrays
-    )
+    ints, hands, deck, pile, took, discarded, passed = arrays[:7]
+    totals, entries, game_winner, game_net, hand_wins, rng = arrays[7:13]
     series_winner = series_result(game_winner[i], game_net[i], params)
     if series_winner >= 0:
         ints[i, F_WINNER] = series_winner
@@ -243,7 +249,7 @@ def _after_hand(i, winner, arrays, params) -> None:
     _deal(i, ints, hands, deck, pile, took, discarded, passed)
 
 
-@njit
+@njit_inline
 def _discard(i, card, arrays, params, scratch) -> None:
     """Discard without knocking; the hand dies when the stock is down to its last cards (R26, R28)."""
     ints, hands, deck, pile, took, discarded, passed = arrays[:7]
@@ -264,7 +270,7 @@ def _discard(i, card, arrays, params, scratch) -> None:
         _dead_hand(i, arrays, params)
 
 
-@njit
+@njit_inline
 def _apply(i, action, arrays, params, scratch) -> None:
     """Apply one legal action to match i."""
     ints, hands, deck, pile, took, discarded, passed = arrays[:7]
@@ -297,21 +303,22 @@ def _apply(i, action, arrays, params, scratch) -> None:
 @njit
 def step_kernel(actions, active, params, arrays) -> None:
     """Advance every active match by its action; illegal actions set F_ILLEGAL and change nothing."""
-    ints, legal = arrays[0], arrays[13]
+    ints, legal, discard_dw = arrays[0], arrays[13], arrays[14]
     scratch = np.zeros(52, dtype=np.int64)
     for i in range(ints.shape[0]):
-        if not active[i]:
-            continue
+        # The per-step flags describe this call, so matches left out of it report that nothing happened.
         ints[i, F_HAND_OVER] = 0
         ints[i, F_DONE_NOW] = 0
         ints[i, F_DRAWN] = -1
+        ints[i, F_ILLEGAL] = 0
+        if not active[i]:
+            continue
         action = actions[i]
         if action < 0 or action >= legal.shape[1] or legal[i, action] == 0:
             ints[i, F_ILLEGAL] = 1
             continue
-        ints[i, F_ILLEGAL] = 0
         _apply(i, action, arrays, params, scratch)
-        _update_legal(i, ints, arrays[1], legal, params, scratch)
+        _update_legal(i, ints, arrays[1], legal, discard_dw, params)
 
 
 @njit
@@ -321,10 +328,8 @@ def new_match_kernel(selected, seeds, reseed, first_dealers, use_deck, arrays, p
     seeds[i] reseeds match i's RNG where reseed[i]; first_dealers[i] < 0 draws the dealer at random (R2);
     where use_deck[i], deck[i] already holds the first deal's order (a fixed deck) and is not shuffled.
     """
-    ints, hands, deck, pile, took, discarded, passed, totals, entries, game_winner, game_net, hand_wins, rng, legal = (
-        arrays
-    )
-    scratch = np.zeros(52, dtype=np.int64)
+    ints, hands, deck, pile, took, discarded, passed = arrays[:7]
+    totals, entries, game_winner, game_net, hand_wins, rng, legal, discard_dw = arrays[7:15]
     for i in range(ints.shape[0]):
         if not selected[i]:
             continue
@@ -349,4 +354,4 @@ def new_match_kernel(selected, seeds, reseed, first_dealers, use_deck, arrays, p
         if not use_deck[i]:
             _shuffle(rng, i, deck)
         _deal(i, ints, hands, deck, pile, took, discarded, passed)
-        _update_legal(i, ints, hands, legal, params, scratch)
+        _update_legal(i, ints, hands, legal, discard_dw, params)

@@ -51,6 +51,8 @@ def _build_suit_tables() -> tuple[np.ndarray, np.ndarray]:
 
 #: SUIT_DEADWOOD[m]: run-only deadwood of the single-suit mask m; SUIT_MELDED[m]: its melded ranks.
 SUIT_DEADWOOD, SUIT_MELDED = _build_suit_tables()
+#: LOWEST_RANK[m]: the lowest rank in the single-suit mask m (m > 0).
+LOWEST_RANK = np.array([0] + [(m & -m).bit_length() - 1 for m in range(1, 1 << NUM_RANKS)], dtype=np.int64)
 
 
 @njit
@@ -214,12 +216,9 @@ def _discard_update(hand: int, removed: int, out: np.ndarray) -> None:
         base = total - SUIT_DEADWOOD[bits]
         remaining = bits
         while remaining:
-            low = remaining & -remaining
-            remaining ^= low
-            rank = 0
-            while not (low >> rank) & 1:
-                rank += 1
-            value = base + SUIT_DEADWOOD[bits ^ low]
+            rank = LOWEST_RANK[remaining]
+            remaining ^= 1 << rank
+            value = base + SUIT_DEADWOOD[bits ^ (1 << rank)]
             if value < out[shift + rank]:
                 out[shift + rank] = value
 

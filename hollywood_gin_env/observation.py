@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
-from hollywood_gin_env.melds import discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env._jit import njit, njit_inline
+from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.rules import (
     P_ALLOW_REDISCARD,
     P_GAME_TARGET,
@@ -33,6 +33,7 @@ from hollywood_gin_env.state import (
     F_TURNS,
     KNOCK_BASE,
     NUM_ACTIONS,
+    PHASE_DISCARD,
 )
 
 _BLOCKS = (
@@ -84,16 +85,9 @@ O_DW_AFTER, O_KNOCKS, O_PHASE, O_SCALARS = (
 O_SHEET, O_GAMES_WON, O_RULES, O_MUST_KNOCK = (OBS_LAYOUT[n][0] for n in ("sheet", "games_won", "rules", "must_knock"))
 
 
-@njit
-def _card_plane(out: np.ndarray, offset: int, mask: int) -> None:
-    """Write a 52-card mask as 0/1 floats at out[offset:offset + 52]."""
-    for c in range(52):
-        out[offset + c] = (mask >> c) & 1
-
-
-@njit
+@njit_inline
 def _encode_cards(i, p, arrays, out) -> None:
-    """The card planes of player p in match i."""
+    """The card planes of player p in match i (one pass over the 52 cards)."""
     ints, hands, deck, pile, took, discarded, passed = arrays[:7]
     hand, pile_len = hands[i, p], ints[i, F_PILE_LEN]
     pile_mask = 0
@@ -103,45 +97,44 @@ def _encode_cards(i, p, arrays, out) -> None:
         out[O_RECENCY + card] = (j + 1) / pile_len
     if pile_len > 0:
         out[O_FACE_UP + pile[i, pile_len - 1]] = 1.0
-    _card_plane(out, O_HAND, hand)
-    _card_plane(out, O_PILE, pile_mask)
-    _card_plane(out, O_OPP_TOOK, took[i, 1 - p])
-    _card_plane(out, O_OPP_DISCARDED, discarded[i, 1 - p])
-    _card_plane(out, O_OPP_DECLINED, passed[i, 1 - p])
-    _card_plane(out, O_UNSEEN, ((1 << 52) - 1) & ~(hand | pile_mask | took[i, 1 - p]))
+    opp_took, opp_discarded, opp_declined = took[i, 1 - p], discarded[i, 1 - p], passed[i, 1 - p]
+    unseen = ((1 << 52) - 1) & ~(hand | pile_mask | opp_took)
+    for c in range(52):
+        out[O_HAND + c] = (hand >> c) & 1
+        out[O_PILE + c] = (pile_mask >> c) & 1
+        out[O_OPP_TOOK + c] = (opp_took >> c) & 1
+        out[O_OPP_DISCARDED + c] = (opp_discarded >> c) & 1
+        out[O_OPP_DECLINED + c] = (opp_declined >> c) & 1
+        out[O_UNSEEN + c] = (unseen >> c) & 1
 
 
-@njit
+@njit_inline
 def _encode_deadwood(i, p, arrays, params, out, scratch) -> None:
     """Own deadwood, and per discard the deadwood it leaves and whether it allows a knock."""
-    ints, hands = arrays[0], arrays[1]
+    ints, hands, discard_dw = arrays[0], arrays[1], arrays[14]
     hand = hands[i, p]
-    held = 0
-    for c in range(52):
-        held += (hand >> c) & 1
-    if held < 11:
+    if ints[i, F_PHASE] != PHASE_DISCARD or ints[i, F_PLAYER] != p:
         out[O_SCALARS + 3] = min_deadwood_mask(hand) / 100.0
         return
-    discard_deadwoods_mask(hand, scratch)
+    deadwoods = discard_dw[i]  # the engine's, computed for the legal mask
     taken = ints[i, F_TAKEN]
     best = 1 << 30
     for c in range(52):
         if (hand >> c) & 1:
-            out[O_DW_AFTER + c] = scratch[c] / 100.0
-            allowed = not (c == taken and params[P_ALLOW_REDISCARD] == 0)
-            if allowed:
-                best = min(best, scratch[c])
-                if scratch[c] <= params[P_KNOCK_LIMIT]:
+            out[O_DW_AFTER + c] = deadwoods[c] / 100.0
+            if not (c == taken and params[P_ALLOW_REDISCARD] == 0):
+                best = min(best, deadwoods[c])
+                if deadwoods[c] <= params[P_KNOCK_LIMIT]:
                     out[O_KNOCKS + c] = 1.0
     out[O_SCALARS + 3] = best / 100.0
 
 
-@njit
+@njit_inline
 def _encode_sheet(i, p, arrays, params, out) -> None:
     """The Hollywood score sheet from player p's side, and the rule options that change play."""
     totals, entries, game_winner = arrays[7], arrays[8], arrays[9]
     target = params[P_GAME_TARGET]
-    won = np.zeros(2, dtype=np.int64)
+    won_own, won_opp = 0, 0
     for g in range(params[P_NUM_GAMES]):
         base = O_SHEET + 7 * g
         out[base + 0] = totals[i, g, p] / target
@@ -152,10 +145,10 @@ def _encode_sheet(i, p, arrays, params, out) -> None:
         out[base + 4] = owner < 0
         out[base + 5] = owner == p
         out[base + 6] = owner == 1 - p
-        if owner >= 0:
-            won[0 if owner == p else 1] += 1
-    out[O_GAMES_WON] = won[0] / 3.0
-    out[O_GAMES_WON + 1] = won[1] / 3.0
+        won_own += owner == p
+        won_opp += owner == 1 - p
+    out[O_GAMES_WON] = won_own / 3.0
+    out[O_GAMES_WON + 1] = won_opp / 3.0
     out[O_RULES + 0] = params[P_KNOCK_LIMIT] / 10.0
     out[O_RULES + 1] = params[P_GIN_BONUS] / 25.0
     out[O_RULES + 2] = params[P_UNDERCUT_BONUS] / 10.0
@@ -166,7 +159,7 @@ def _encode_sheet(i, p, arrays, params, out) -> None:
     out[O_RULES + 7] = params[P_LAST_DISCARD]
 
 
-@njit
+@njit_inline
 def encode_match(i, p, arrays, params, out, scratch) -> None:
     """Write player p's observation of match i into out (float32[OBS_SIZE])."""
     ints = arrays[0]

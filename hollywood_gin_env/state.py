@@ -73,6 +73,7 @@ class EngineState:
     hand_wins: np.ndarray  # int64[N, 2] hands won this series
     rng: np.ndarray  # uint64[N] per-match random state (splitmix64)
     legal: np.ndarray  # int8[N, 107] legal actions of the player to act
+    discard_dw: np.ndarray  # int64[N, 52] in the discard phase: deadwood after each discard of the player to act
 
     @classmethod
     def allocate(cls, n: int) -> EngineState:
@@ -85,7 +86,7 @@ class EngineState:
             ints=z(NUM_FIELDS), hands=z(2), deck=z(52), pile=z(52), took=z(2), discarded=z(2),
             passed=z(2), totals=z(MAX_GAMES, 2), entries=z(MAX_GAMES, 2), game_winner=z(MAX_GAMES),
             game_net=z(MAX_GAMES), hand_wins=z(2), rng=np.zeros(n, dtype=np.uint64),
-            legal=np.zeros((n, NUM_ACTIONS), dtype=np.int8),
+            legal=np.zeros((n, NUM_ACTIONS), dtype=np.int8), discard_dw=z(52),
         )  # fmt: skip
 
     def arrays(self) -> tuple[np.ndarray, ...]:
@@ -93,6 +94,7 @@ class EngineState:
         return (
             self.ints, self.hands, self.deck, self.pile, self.took, self.discarded, self.passed,
             self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins, self.rng, self.legal,
+            self.discard_dw,
         )  # fmt: skip
 
     def copy_match(self, src: int, dst: EngineState, dst_index: int) -> None:

@@ -1,0 +1,36 @@
+"""Agents behind one batched protocol: `act(observations, action_masks) -> actions` (numpy in and out).
+
+`load_agent(spec)` builds one from a spec: "random", "greedy", "expert" or "checkpoint:PATH".
+Agents see only what the observation and the action mask hold.
+"""
+
+from __future__ import annotations
+
+from hollywood_gin_env.agents.base import Agent, AgentProtocol, as_batch
+from hollywood_gin_env.agents.expert import ExpertAgent
+from hollywood_gin_env.agents.greedy import GreedyAgent
+from hollywood_gin_env.agents.random_agent import RandomAgent
+
+HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
+CHECKPOINT_PREFIX = "checkpoint:"
+
+
+def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProtocol:
+    """The agent a spec names: "random", "greedy", "expert" or "checkpoint:PATH" (an agent passes through)."""
+    if not isinstance(spec, str):
+        if isinstance(spec, AgentProtocol):
+            return spec
+        raise ValueError(f"agent spec {spec!r} is neither a string nor an agent with act() and name")
+    key = spec.strip()
+    if key.lower() in HEURISTICS:
+        agent = HEURISTICS[key.lower()]()
+        agent.reset(seed)
+        return agent
+    if key.lower().startswith(CHECKPOINT_PREFIX):
+        from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
+
+        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed)
+    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)} or checkpoint:PATH")
+
+
+__all__ = ["Agent", "AgentProtocol", "ExpertAgent", "GreedyAgent", "RandomAgent", "as_batch", "load_agent"]

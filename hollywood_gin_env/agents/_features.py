@@ -1,0 +1,137 @@
+"""Numba helpers that read an observation row (observation.py's `OBS_LAYOUT`) into card masks and numbers.
+
+The heuristics see only these: nothing here touches the engine's state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.observation import (
+    O_DW_AFTER,
+    O_FACE_UP,
+    O_HAND,
+    O_OPP_DECLINED,
+    O_OPP_DISCARDED,
+    O_OPP_TOOK,
+    O_PHASE,
+    O_PILE,
+    O_RULES,
+    O_SCALARS,
+    O_UNSEEN,
+)
+
+# Phase indices of the observation's one-hot phase block (state.PHASE_*).
+PHASE_OFFER_NONDEALER, PHASE_OFFER_DEALER, PHASE_DRAW, PHASE_DISCARD, PHASE_LAST_DISCARD = 0, 1, 2, 3, 4
+
+
+@njit
+def plane_mask(obs: np.ndarray, offset: int) -> int:
+    """The 52-bit card mask of a 0/1 card plane starting at obs[offset]."""
+    mask = 0
+    for c in range(52):
+        if obs[offset + c] > 0.5:
+            mask |= 1 << c
+    return mask
+
+
+@njit
+def card_value(card: int) -> int:
+    """Deadwood value of a card id (A=1 .. K=10)."""
+    return min(card % 13 + 1, 10)
+
+
+@njit
+def popcount(mask: int) -> int:
+    """Number of cards in a mask."""
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+@njit
+def face_up_card(obs: np.ndarray) -> int:
+    """The face-up card (upcard or top of the pile), or -1."""
+    for c in range(52):
+        if obs[O_FACE_UP + c] > 0.5:
+            return c
+    return -1
+
+
+@njit
+def phase_of(obs: np.ndarray) -> int:
+    """The phase index of the one-hot phase block."""
+    for k in range(6):
+        if obs[O_PHASE + k] > 0.5:
+            return k
+    return 5
+
+
+@njit
+def dw_after(obs: np.ndarray, card: int) -> int:
+    """Own deadwood after discarding `card` (discard phase)."""
+    return int(round(obs[O_DW_AFTER + card] * 100.0))
+
+
+@njit
+def stock_size(obs: np.ndarray) -> int:
+    """Cards left in the stock."""
+    return int(round(obs[O_SCALARS] * 31.0))
+
+
+@njit
+def turns(obs: np.ndarray) -> int:
+    """Draws made in this hand so far."""
+    return int(round(obs[O_SCALARS + 4] * 30.0))
+
+
+@njit
+def knock_limit(obs: np.ndarray) -> int:
+    """The knock limit of the rules (block "rules")."""
+    return int(round(obs[O_RULES] * 10.0))
+
+
+@njit
+def rediscard_allowed(obs: np.ndarray) -> bool:
+    """True if the rules let a player discard the card just taken from the pile."""
+    return obs[O_RULES + 6] > 0.5
+
+
+@njit
+def card_masks(obs: np.ndarray) -> tuple[int, int, int, int, int, int]:
+    """(hand, pile, opponent took, opponent discarded, opponent declined, unseen) masks."""
+    return (
+        plane_mask(obs, O_HAND),
+        plane_mask(obs, O_PILE),
+        plane_mask(obs, O_OPP_TOOK),
+        plane_mask(obs, O_OPP_DISCARDED),
+        plane_mask(obs, O_OPP_DECLINED),
+        plane_mask(obs, O_UNSEEN),
+    )
+
+
+@njit
+def first_legal(mask: np.ndarray) -> int:
+    """The lowest legal action id, or 0 when none is legal."""
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            return a
+    return 0
+
+
+@njit
+def neighbours_in(card: int, mask: int) -> int:
+    """How many cards of `mask` could share a meld with `card`: same rank, or same suit within 2 ranks."""
+    rank, suit = card % 13, card // 13
+    count = 0
+    for s in range(4):
+        if s != suit and (mask >> (s * 13 + rank)) & 1:
+            count += 1
+    for d in (-2, -1, 1, 2):
+        r = rank + d
+        if 0 <= r < 13 and (mask >> (suit * 13 + r)) & 1:
+            count += 1
+    return count

@@ -1,0 +1,236 @@
+"""`ExpertAgent`: one-step lookahead through the exact meld solver, discard safety from card tracking, and a
+knock-or-hold-for-gin rule, batched in one numba kernel.
+
+It reads from the observation only: its hand, the discard pile (dead cards), the cards the opponent took
+(known to be in their hand), discarded and declined, the unseen cards, the stock size and the turn.
+
+- Hand value V(H) of 10 cards: the expected deadwood after the next draw and best discard (every unseen
+  card is equally likely to be the next stock card; the meld solver scores each), blended with the
+  deadwood now (`W_LOOKAHEAD`), minus a credit for the chance of being able to knock after that draw.
+- Discard: the legal card c minimising V(hand - c) + danger(c) * (`W_DANGER` + `W_DANGER_AGE` * draws),
+  where danger(c) is the chance the opponent can meld c: a set with two of its rank or a run with two
+  neighbours, each card held with probability 1 if they took it, hidden/unseen otherwise, 0 if dead
+  (in the pile or in our hand); discounted (`W_SIGNAL`) next to cards they threw or declined.
+- Draw: takes the face-up card only if that lowers its deadwood and the best hand it then keeps beats the
+  expected stock draw (estimated from the same lookahead) by `W_TAKE_MARGIN`.
+- Knock: always goes gin. Holds a knock of at most `W_GIN_HOLD` deadwood for gin while at least
+  `W_GIN_OUTS` of the unseen cards would give gin next draw and `W_GIN_STOCK` cards remain in the stock
+  (the opponent then has little time, and their knock would likely be undercut); otherwise knocks at once.
+  Refusing knocks for undercut risk (a deadwood bar falling with the hand's age and the opponent's
+  visible melds) was measured: it lost against greedy in every form tried and did not help in self-play.
+
+The weights were tuned with evaluate.py against greedy (README, "Benchmarking").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.agents._features import (
+    PHASE_DISCARD,
+    PHASE_LAST_DISCARD,
+    card_masks,
+    card_value,
+    dw_after,
+    face_up_card,
+    first_legal,
+    knock_limit,
+    neighbours_in,
+    phase_of,
+    popcount,
+    rediscard_allowed,
+    stock_size,
+    turns,
+)
+from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+
+# Weights (index -> meaning); `ExpertAgent(weights=...)` overrides DEFAULT_WEIGHTS.
+W_LOOKAHEAD = 0  # weight of the expected deadwood after the next draw (1 - it: the deadwood now)
+W_KNOCK_CHANCE = 1  # deadwood points credited per unit of P(able to knock after the next draw)
+W_DANGER = 2  # deadwood points charged per unit of a discard's meld danger ...
+W_DANGER_AGE = 3  # ... plus this per draw made in the hand
+W_SIGNAL = 4  # danger factor for a card next to one the opponent threw or declined
+W_TAKE_MARGIN = 5  # how much lower V must be after taking the face-up card than after a stock draw
+W_GIN_HOLD = 6  # hold a knock of at most this deadwood for gin ...
+W_GIN_OUTS = 7  # ... while at least this fraction of unseen cards gives gin next draw ...
+W_GIN_STOCK = 8  # ... and the stock holds at least this many cards
+NUM_WEIGHTS = 9
+DEFAULT_WEIGHTS = np.array([1.0, 25.0, 2.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0])
+
+
+@njit
+def lookahead(hand: int, unseen: int, limit: int, scratch: np.ndarray) -> tuple[float, float, float]:
+    """(expected deadwood after the next stock draw and best discard, P(gin then), P(knock then)) of 10 cards."""
+    now = min_deadwood_mask(hand)
+    discard_deadwoods_mask(hand, scratch)
+    nine = scratch.min()
+    total, gin, knock, n = 0.0, 0.0, 0.0, 0
+    for u in range(52):
+        if not (unseen >> u) & 1:
+            continue
+        if neighbours_in(u, hand) > 0:
+            discard_deadwoods_mask(hand | (1 << u), scratch)
+            after = min(now, scratch.min())
+        else:  # u melds with nothing: it is thrown back, or kept in place of the worst card
+            after = min(now, nine + card_value(u))
+        total += after
+        gin += after == 0
+        knock += after <= limit
+        n += 1
+    if n == 0:
+        return float(now), 0.0, 0.0
+    return total / n, gin / n, knock / n
+
+
+@njit
+def hand_value(hand: int, unseen: int, limit: int, w: np.ndarray, scratch: np.ndarray) -> float:
+    """V(hand) of 10 cards (lower is better): see the module docstring."""
+    expected, _, knock = lookahead(hand, unseen, limit, scratch)
+    blend = (1.0 - w[W_LOOKAHEAD]) * min_deadwood_mask(hand) + w[W_LOOKAHEAD] * expected
+    return blend - w[W_KNOCK_CHANCE] * knock
+
+
+@njit
+def held_prob(card: int, took: int, unseen: int, base: float) -> float:
+    """Chance the opponent holds `card`: 1 if they took it, `base` if it is unseen, else 0 (dead)."""
+    if (took >> card) & 1:
+        return 1.0
+    return base if (unseen >> card) & 1 else 0.0
+
+
+@njit
+def danger(card: int, took: int, unseen: int, signals: int, base: float, w: np.ndarray) -> float:
+    """Chance the opponent can meld `card`: a set with two of its rank, or a run with two neighbours."""
+    rank, suit = card % 13, card // 13
+    p = np.zeros(3)
+    k = 0
+    for s in range(4):
+        if s != suit:
+            p[k] = held_prob(s * 13 + rank, took, unseen, base)
+            k += 1
+    set_p = p[0] * p[1] + p[0] * p[2] + p[1] * p[2] - 2 * p[0] * p[1] * p[2]
+    near = np.zeros(5)  # ranks - 2 .. + 2 of the suit
+    for d in range(-2, 3):
+        if d != 0 and 0 <= rank + d < 13:
+            near[d + 2] = held_prob(card + d, took, unseen, base)
+    run_p = 1.0 - (1.0 - near[0] * near[1]) * (1.0 - near[1] * near[3]) * (1.0 - near[3] * near[4])
+    scale = w[W_SIGNAL] if neighbours_in(card, signals) > 0 else 1.0
+    return scale * (1.0 - (1.0 - set_p) * (1.0 - run_p))
+
+
+@njit
+def discard_score(hand11: int, card: int, obs: np.ndarray, masks: tuple, w: np.ndarray, scratch: np.ndarray) -> float:
+    """V(hand11 - card) + the danger cost of throwing `card` (lower is better)."""
+    took, unseen, signals = masks
+    base = (10 - popcount(took)) / max(popcount(unseen), 1)
+    weight = w[W_DANGER] + w[W_DANGER_AGE] * turns(obs)
+    value = hand_value(hand11 & ~(1 << card), unseen, knock_limit(obs), w, scratch)
+    return value + weight * danger(card, took, unseen, signals, base, w) - 0.01 * card_value(card)
+
+
+@njit
+def best_discard(obs: np.ndarray, mask: np.ndarray, hand: int, masks: tuple, w, scratch) -> int:
+    """The card with the lowest discard score among those the mask lets go (discard or knock)."""
+    best, best_score = -1, 1e18
+    for c in range(52):
+        if mask[DISCARD_BASE + c] or mask[KNOCK_BASE + c]:
+            score = discard_score(hand, c, obs, masks, w, scratch)
+            if score < best_score:
+                best, best_score = c, score
+    return best
+
+
+@njit
+def best_knock(obs: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
+    """(card, deadwood) of the legal knock leaving the lowest deadwood; (-1, BIG) if none."""
+    best, best_dw = -1, BIG
+    for c in range(52):
+        if mask[KNOCK_BASE + c] and dw_after(obs, c) < best_dw:
+            best, best_dw = c, dw_after(obs, c)
+    return best, best_dw
+
+
+@njit
+def hold_for_gin(deadwood: int, hand: int, card: int, unseen: int, obs: np.ndarray, w, scratch) -> bool:
+    """True to pass up a knock with `deadwood` and play on for gin (module docstring)."""
+    if deadwood == 0 or deadwood > w[W_GIN_HOLD] or stock_size(obs) < w[W_GIN_STOCK]:
+        return False
+    _, gin, _ = lookahead(hand & ~(1 << card), unseen, knock_limit(obs), scratch)
+    return gin >= w[W_GIN_OUTS]
+
+
+@njit
+def discard_phase(obs: np.ndarray, mask: np.ndarray, w: np.ndarray, scratch: np.ndarray) -> int:
+    """Knock (or go gin), or discard the best card."""
+    hand, pile, took, discarded, declined, unseen = card_masks(obs)
+    card, deadwood = best_knock(obs, mask)
+    if card >= 0 and not hold_for_gin(deadwood, hand, card, unseen, obs, w, scratch):
+        return KNOCK_BASE + card
+    choice = best_discard(obs, mask, hand, (took, unseen, discarded | declined), w, scratch)
+    if choice >= 0 and mask[DISCARD_BASE + choice]:
+        return DISCARD_BASE + choice
+    return KNOCK_BASE + card if card >= 0 else first_legal(mask)
+
+
+@njit
+def wants_face_up(obs: np.ndarray, card: int, w: np.ndarray, scratch: np.ndarray) -> bool:
+    """True if taking the face-up card lowers the deadwood and beats the expected stock draw."""
+    hand, pile, took, discarded, declined, unseen = card_masks(obs)
+    now = min_deadwood_mask(hand)
+    full = hand | (1 << card)
+    discard_deadwoods_mask(full, scratch)
+    if not rediscard_allowed(obs):
+        scratch[card] = BIG
+    if scratch.min() >= now:
+        return False
+    expected, _, knock = lookahead(hand, unseen, knock_limit(obs), scratch)
+    stock = expected + w[W_LOOKAHEAD] * (expected - now) - w[W_KNOCK_CHANCE] * knock
+    masks = (took, unseen, discarded | declined)
+    taken = 1e18
+    for c in range(52):
+        if (hand >> c) & 1:
+            taken = min(taken, discard_score(full, c, obs, masks, w, scratch))
+    return taken < stock - w[W_TAKE_MARGIN]
+
+
+@njit
+def expert_row(obs: np.ndarray, mask: np.ndarray, w: np.ndarray, scratch: np.ndarray) -> int:
+    """The expert's action for one observation row."""
+    phase = phase_of(obs)
+    if phase == PHASE_DISCARD:
+        return discard_phase(obs, mask, w, scratch)
+    if phase == PHASE_LAST_DISCARD:  # taking is offered only when it allows a knock
+        return ACTION_TAKE if mask[ACTION_TAKE] else ACTION_PASS
+    card = face_up_card(obs)
+    if mask[ACTION_TAKE] and card >= 0 and wants_face_up(obs, card, w, scratch):
+        return ACTION_TAKE
+    if mask[ACTION_DRAW_STOCK]:
+        return ACTION_DRAW_STOCK
+    return ACTION_PASS if mask[ACTION_PASS] else first_legal(mask)
+
+
+@njit
+def expert_kernel(observations: np.ndarray, masks: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = the expert's action for row i."""
+    scratch = np.zeros(52, dtype=np.int64)
+    for i in range(observations.shape[0]):
+        out[i] = expert_row(observations[i], masks[i], w, scratch)
+
+
+class ExpertAgent(Agent):
+    """The strongest shipped heuristic (module docstring); deterministic."""
+
+    name = "expert"
+
+    def __init__(self, weights: np.ndarray | None = None) -> None:
+        self.weights = np.array(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
+        if self.weights.shape != (NUM_WEIGHTS,):
+            raise ValueError(f"weights must have shape ({NUM_WEIGHTS},), got {self.weights.shape}")
+
+    def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        out = np.zeros(observations.shape[0], dtype=np.int64)
+        expert_kernel(observations, action_masks, self.weights, out)
+        return out

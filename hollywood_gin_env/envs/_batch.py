@@ -1,0 +1,157 @@
+"""Numba kernels of the environment layer: rewards, opponent turns, seats and the built-in random opponent.
+
+No rule lives here: the kernels read the results the engine wrote (state.ints[:, F_*]) and the legal
+masks it keeps. Each loops over N matches, so the env's Python side stays O(1) numpy calls a step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.state import (
+    F_DONE_NOW,
+    F_HAND_OVER,
+    F_PHASE,
+    F_PLAYER,
+    F_R_CLOSED,
+    F_R_POINTS,
+    F_R_WINNER,
+    F_WINNER,
+    PHASE_OVER,
+)
+
+REWARD_MODES = ("hand", "game", "match")
+EPISODE_MODES = ("match", "hand")
+REWARD_HAND, REWARD_GAME, REWARD_MATCH = 0, 1, 2
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_SEED_MUL = np.uint64(0xD1342543DE82EF95)
+_SEED_ADD = np.uint64(0x2545F4914F6CDD1D)
+
+
+def env_stream_seeds(seeds: np.ndarray) -> np.ndarray:
+    """The env's own per-match random state (seats, random opponent) derived from the match seeds."""
+    return np.asarray(seeds, dtype=np.uint64) * _SEED_MUL + _SEED_ADD
+
+
+@njit
+def _random_below(rng: np.ndarray, i: int, n: int) -> int:
+    """A random integer in [0, n) from the env stream of match i (splitmix64)."""
+    z = rng[i] + _GAMMA
+    rng[i] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return int((z >> np.uint64(11)) % np.uint64(n))
+
+
+@njit
+def draw_seats(selected, fixed_seat, rng, seats) -> None:
+    """Each selected match's learner seat: fixed_seat, or a fair coin from its env stream if fixed_seat < 0."""
+    for i in range(seats.shape[0]):
+        if selected[i]:
+            seats[i] = fixed_seat if fixed_seat >= 0 else _random_below(rng, i, 2)
+
+
+@njit
+def random_legal_actions(legal, selected, rng, out) -> None:
+    """out[i]: a uniformly random legal action of each selected match (0/1 mask), from its env stream.
+
+    A row with no legal action gets -1.
+    """
+    for i in range(legal.shape[0]):
+        if not selected[i]:
+            continue
+        count = 0
+        for a in range(legal.shape[1]):
+            count += legal[i, a]
+        if count == 0:
+            out[i] = -1
+            continue
+        k, a = _random_below(rng, i, count) + 1, -1
+        while k:  # the k-th legal action, without branches on the mask
+            a += 1
+            k -= legal[i, a]
+        out[i] = a
+
+
+@njit
+def mark_illegal(actions, legal, selected, illegal) -> int:
+    """illegal[i]: the action of selected match i is not one of its legal actions; returns how many."""
+    count = 0
+    for i in range(legal.shape[0]):
+        a = actions[i]
+        illegal[i] = selected[i] and (a < 0 or a >= legal.shape[1] or legal[i, a] == 0)
+        count += illegal[i]
+    return count
+
+
+@njit
+def begin_step(actions, legal, illegal, playing, pending, rewards, ended) -> int:
+    """Start a learner step in every match: flag illegal actions (playing = the others), move the
+    rewards earned before the learner's first decision into rewards, clear ended; returns the
+    number of illegal actions."""
+    count = 0
+    for i in range(legal.shape[0]):
+        a = actions[i]
+        bad = a < 0 or a >= legal.shape[1] or legal[i, a] == 0
+        illegal[i] = bad
+        playing[i] = not bad
+        count += bad
+        rewards[i] = pending[i]
+        pending[i] = 0.0
+        ended[i] = False
+    return count
+
+
+@njit
+def end_step(ints, illegal, worst, rewards, ended, carry) -> None:
+    """Finish a learner step: illegal actions end their episode at the worst reward; carry[i] marks a
+    hand episode that ended while its match goes on (the next reset deals on)."""
+    for i in range(ints.shape[0]):
+        if illegal[i]:
+            rewards[i] = worst
+            ended[i] = True
+        carry[i] = ended[i] and not illegal[i] and ints[i, F_PHASE] != PHASE_OVER
+
+
+@njit
+def _popcount(mask: int) -> int:
+    n = 0
+    while mask:
+        n += mask & 1
+        mask >>= 1
+    return n
+
+
+@njit
+def credit(ints, seats, active, mode, hand_episodes, rewards, ended) -> None:
+    """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends."""
+    for i in range(ints.shape[0]):
+        if not active[i]:
+            continue
+        if ints[i, F_HAND_OVER] == 1:
+            winner = ints[i, F_R_WINNER]
+            if winner >= 0:
+                sign = 1.0 if winner == seats[i] else -1.0
+                if mode == REWARD_HAND:
+                    rewards[i] += sign * ints[i, F_R_POINTS] / 100.0
+                elif mode == REWARD_GAME:
+                    rewards[i] += sign * _popcount(ints[i, F_R_CLOSED])
+            if hand_episodes:
+                ended[i] = True
+        if ints[i, F_DONE_NOW] == 1:
+            ended[i] = True
+            if mode == REWARD_MATCH:
+                rewards[i] += 1.0 if ints[i, F_WINNER] == seats[i] else -1.0
+
+
+@njit
+def opponent_turns(ints, seats, active, ended, need) -> int:
+    """need[i]: match i is active, its episode goes on and the opponent (not seats[i]) is to act."""
+    count = 0
+    for i in range(ints.shape[0]):
+        need[i] = active[i] and not ended[i] and ints[i, F_PHASE] != PHASE_OVER and ints[i, F_PLAYER] != seats[i]
+        count += need[i]
+    return count

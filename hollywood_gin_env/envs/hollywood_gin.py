@@ -1,0 +1,191 @@
+"""`HollywoodGinEnv`: the single-agent Gymnasium env ("HollywoodGin-v0"); an opponent plays the other seat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.envs.spaces import match_text, observation_space
+from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.state import NUM_ACTIONS
+
+
+class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """
+    Hollywood Gin against a built-in or given opponent: one match (a series of three Hollywood games
+    scored at once, shared/RULES.md) per episode, or one hand per episode.
+
+    ## Description
+    Two players hold ten cards each; on a turn a player draws (the stock or the face-up card) and then
+    discards or knocks. Melds, layoffs and scoring are automatic and exact (RULES.md R1-R39). The
+    learner holds one seat (random each match unless `learner_seat` fixes it); the opponent plays the
+    other seat inside `step`, so every observation the learner gets is its own decision.
+
+    ## Action Space
+    `Discrete(107)`: `0` draw from the stock; `1` take the face-up card (the upcard during the offer,
+    the top of the discard pile afterwards); `2` pass (the upcard offer only); `3 + c` discard card
+    `c`; `55 + c` knock, discarding card `c` (a knock leaving 0 deadwood is gin). Cards are ids
+    `suit * 13 + rank` (hollywood_gin_env.cards). Only the actions of `action_mask` are legal.
+
+    ## Observation Space
+    `Dict({"observation": Box(0, high, (564,), float32), "action_mask": Box(0, 1, (107,), int8)})`,
+    from the learner's view only: its hand, the face-up card and the pile, the opponent's cards seen
+    (taken from the pile), discarded or declined, the unseen cards, deadwood features, the phase and
+    the Hollywood score sheet. `hollywood_gin_env.observation.OBS_LAYOUT` gives every block's offset.
+    The mask is also `info["action_mask"]` and `action_masks()` (the sb3-contrib convention).
+
+    ## Starting State
+    A new match: both sheets at 0, a random first dealer (R2), a shuffled deal (or the deck of
+    `options["deck"]`), and the opponent's moves played until the learner is to act.
+
+    ## Rewards
+    Zero-sum, from the learner's side, summed over everything that happened in the step (its own
+    action and the opponent's replies):
+    - `reward="hand"` (default): +points/100 for each hand the learner wins, -points/100 for each hand
+      the opponent wins (a knock scores d - k, gin 25 + d, an undercut 10 + k - d); a drawn hand 0.
+    - `reward="game"`: +1 / -1 for each Hollywood game (G1, G2, G3) closed by the learner / opponent.
+    - `reward="match"`: +1 / -1 at the end of the match for the series winner / loser.
+    A hand the opponent ends before the learner's first decision of an episode (a first-turn knock)
+    is scored in the learner's next step.
+    Illegal action: the episode ends and the reward is the mode's worst: `-(max(gin_bonus,
+    undercut_bonus) + 100) / 100` (-1.25 by default) for "hand", `-num_games` for "game", -1 for "match".
+
+    ## Episode End
+    - Termination: `episode="match"`: the series is over (R37); `episode="hand"`: a hand ends (knock,
+      gin or drawn hand), and `reset()` then goes on with the same match's next hand (the sheet
+      carries over) until the match is over. Also an illegal action (unless `illegal_action="raise"`).
+    - Truncation: none (wrap with `gymnasium.wrappers.TimeLimit` for a step limit).
+    Stepping a finished episode raises `gymnasium.error.ResetNeeded`.
+
+    ## Information
+    `info["action_mask"]` (int8[107]), `info["illegal_action"]` (the step's action was illegal),
+    `info["learner_seat"]` (0 or 1).
+
+    ## Arguments
+    ```python
+    import gymnasium as gym
+    import hollywood_gin_env
+    env = gym.make("HollywoodGin-v0", opponent="random", rules=hollywood_gin_env.Rules(),
+                   reward="hand", episode="match", learner_seat=None, illegal_action="end", render_mode=None)
+    ```
+    - `opponent`: "random" (built in, drawing from the env's seeded streams), a name that
+      `hollywood_gin_env.agents.load_agent` knows ("greedy", "expert", "checkpoint:PATH"), an object
+      with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
+      `reset(seed)`, if it has one, by every seeded reset), or such a callable.
+    - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game" or "match". `episode`: "match" or
+      "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`: "end" or "raise"
+      (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()` returns
+      the table as text: both hands, pile, sheet) or "human" (printed after every reset and step).
+
+    Reset: `reset(seed=k)` is deterministic (the engine seed k and an env stream derived from k);
+    `reset()` continues both streams. `options={"deck": [...52 cards...], "first_dealer": 0 or 1}` fixes
+    the first deal (RULES.md R3). Either option, or a seed, starts a new match.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        opponent: Any = "random",
+        rules: Rules | None = None,
+        reward: str = "hand",
+        episode: str = "match",
+        learner_seat: int | None = None,
+        illegal_action: str = "end",
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human' or None")
+        self._table = LearnerTable(1, rules, opponent, reward, episode, learner_seat, illegal_action)
+        self.rules = self._table.rules
+        self.observation_space = observation_space()
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.render_mode = render_mode
+        self._one = np.ones(1, dtype=np.bool_)
+        self._action = np.zeros(1, dtype=np.int64)
+        self._seeded = False
+        self._running = False
+        self._illegal = False
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode: a new match, or the next hand of the match after a hand episode."""
+        super().reset(seed=seed)
+        decks, dealers = deal_options(options, 1)
+        seeds = None
+        if seed is not None or not self._seeded:
+            root = seed if seed is not None else int(self.np_random.integers(2**63))
+            seeds = match_seeds(root, 1)
+            self._seeded = True
+        self._table.new_outputs()
+        self._table.reset(self._one, seeds, decks, dealers)
+        self._running = True
+        self._illegal = False
+        if self.render_mode == "human":
+            print(self.render_text())
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Play the learner's action, then the opponent until the learner is to act or the episode ends."""
+        if not self._running:
+            raise gym.error.ResetNeeded("HollywoodGin-v0: the episode is over (or never started): call reset()")
+        self._action[0] = _action_id(action)
+        self._table.step(self._action)
+        terminated = bool(self._table.ended[0])
+        self._running = not terminated
+        self._illegal = bool(self._table.illegal[0])
+        if self.render_mode == "human":
+            print(self.render_text())
+        return self._observation(), float(self._table.rewards[0]), terminated, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """bool[107]: the learner's legal actions now (sb3-contrib's MaskablePPO calls this)."""
+        return self._table.mask[0].astype(np.bool_)
+
+    def render(self) -> str | None:
+        """The table as text in "ansi" mode; None in "human" mode (reset and step print it)."""
+        if self.render_mode == "ansi":
+            return self.render_text()
+        return None
+
+    def render_text(self) -> str:
+        """The match as text: both hands (the learner marked), the pile and the score sheet."""
+        return match_text(self._table.engine, 0, int(self._table.seats[0]))
+
+    @property
+    def engine(self) -> Engine:
+        """The underlying one-match `Engine` (read it; do not step it)."""
+        return self._table.engine
+
+    @property
+    def learner_seat(self) -> int:
+        """The learner's seat (0 or 1) in the current match."""
+        return int(self._table.seats[0])
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        return {"observation": self._table.obs[0], "action_mask": self._table.mask[0]}  # fresh each call
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "action_mask": self._table.mask[0].copy(),
+            "illegal_action": self._illegal,
+            "learner_seat": int(self._table.seats[0]),
+        }
+
+
+def _action_id(action: Any) -> int:
+    """The action as an int (a scalar or one-element integer array); -1, an illegal id, for anything else."""
+    value = np.asarray(action)
+    if value.size != 1 or value.dtype.kind not in "iu":
+        return -1
+    number = int(value.reshape(()))
+    return number if 0 <= number < NUM_ACTIONS else -1

@@ -1,0 +1,48 @@
+"""Opponents of the learner envs: a name, an agent with `act(observations, action_masks)`, or a callable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+#: act(observations float32[B, D], action_masks int8[B, 107]) -> int64[B] actions.
+ActFn = Callable[[np.ndarray, np.ndarray], Any]
+
+BUILTIN_RANDOM = "random"
+
+
+def resolve_opponent(opponent: Any) -> tuple[ActFn | None, Callable[[int], Any] | None]:
+    """The opponent's batched act function (None: the built-in random opponent) and its reseed function.
+
+    "random" (or None) is built in: it draws from each match's own env stream, so seeded rollouts
+    repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
+    "expert", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent`. An agent with
+    `reset(seed)` (the agents/ protocol) is reseeded whenever the env is reset with a seed.
+    """
+    if opponent is None or opponent == BUILTIN_RANDOM:
+        return None, None
+    agent = _load_named(opponent) if isinstance(opponent, str) else opponent
+    act = getattr(agent, "act", None)
+    if callable(act):
+        reseed = getattr(agent, "reset", None)
+        return act, reseed if callable(reseed) else None
+    if callable(agent):
+        return agent, None
+    raise ValueError(
+        f"opponent={opponent!r} is not allowed: use a name such as 'random', an agent with "
+        "act(observations, action_masks), or a callable with that signature"
+    )
+
+
+def _load_named(name: str) -> Any:
+    """An agent from hollywood_gin_env.agents.load_agent (imported lazily)."""
+    try:
+        from hollywood_gin_env.agents import load_agent
+    except ImportError as err:
+        raise ValueError(
+            f"opponent={name!r} needs hollywood_gin_env.agents, which is not available ({err}); "
+            f"the built-in opponent is {BUILTIN_RANDOM!r}"
+        ) from err
+    return load_agent(name)

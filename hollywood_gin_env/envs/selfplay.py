@@ -1,0 +1,148 @@
+"""`SelfPlayVectorEnv`: N two-player matches in one batched engine, for self-play trainers.
+
+Every step is one decision, made by the player to act in each match; both players' rewards come
+back each step with the bookkeeping that says which decision each reward belongs to. docs/ENV.md
+describes how PPO uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from hollywood_gin_env.engine import Engine, describe_action
+from hollywood_gin_env.envs import _batch
+from hollywood_gin_env.envs.spaces import observation_space
+from hollywood_gin_env.envs.table import deal_options, match_seeds
+from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.state import F_WINNER, NUM_ACTIONS
+
+
+class SelfPlayVectorEnv:
+    """
+    N Hollywood Gin matches where the caller plays both seats.
+
+    ## Steps
+    `reset(seed=None, options=None) -> (obs, infos)`; `step(actions int[N]) -> (obs, rewards float32[N, 2],
+    terminations bool[N], truncations bool[N], infos)`. `obs` is {"observation": float32[N, 564],
+    "action_mask": int8[N, 107]} of the player to act in each match (`infos["current_player"]`); the
+    action of `step` is that player's. Illegal actions raise ValueError (sample with the mask).
+
+    ## Rewards
+    `rewards[i, p]` is player p's reward from step i's events, in the mode of `reward` ("hand":
+    ±points/100 per hand, "game": ±1 per Hollywood game closed, "match": ±1 at the series end);
+    `rewards[:, 0] == -rewards[:, 1]`. It belongs to player p's latest decision in the episode, whose
+    step index is `infos["decision_step"][i, p]` (-1: p has not decided yet in this episode, as when
+    the opponent knocks on the hand's first turn; no decision earned it).
+
+    ## Episodes and autoreset
+    `episode="match"` (default): an episode is a match; `episode="hand"`: a hand, and the next episode
+    goes on with the same match (the sheet carries over) until the match is over. When episode i
+    ends, `terminations[i]` is True and the returned observation is already the next episode's first
+    (SAME_STEP autoreset); `infos["decision_step"]` of that step still refers to the ended episode.
+
+    ## Information
+    `current_player` int64[N] (to act in the returned obs), `acting_player` int64[N] (whose action was
+    applied), `decision_step` int64[N, 2], `step` (the index of this step: steps count from 0 after
+    `reset`), `match_winner` int64[N] (the series winner where the match ended this step, else -1).
+    `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
+    """
+
+    def __init__(
+        self, num_envs: int = 1, rules: Rules | None = None, reward: str = "hand", episode: str = "match"
+    ) -> None:
+        if reward not in _batch.REWARD_MODES or episode not in _batch.EPISODE_MODES:
+            raise ValueError(f"reward={reward!r} or episode={episode!r} is not allowed: "
+                             f"use {_batch.REWARD_MODES} and {_batch.EPISODE_MODES}")  # fmt: skip
+        self.num_envs = n = num_envs
+        self.engine = Engine(num_envs, rules)
+        self.rules = self.engine.rules
+        self.mode = _batch.REWARD_MODES.index(reward)
+        self.hand_episodes = episode == "hand"
+        self.single_observation_space = observation_space()
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.np_random = np.random.default_rng()
+        self._obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self._mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self._players = np.zeros(n, dtype=np.int64)
+        self._seat0 = np.zeros(n, dtype=np.int64)
+        self._r0 = np.zeros(n, dtype=np.float64)
+        self._ended = np.zeros(n, dtype=np.bool_)
+        self._illegal = np.zeros(n, dtype=np.bool_)
+        self._all = np.ones(n, dtype=np.bool_)
+        self._decision_step = np.full((n, 2), -1, dtype=np.int64)
+        self._rows = np.arange(n)
+        self._step = 0
+        self._seeded = False
+
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """New matches everywhere; match i is seeded with seed + i, and `reset()` continues every match's stream."""
+        decks, dealers = deal_options(options, self.num_envs)
+        seeds = None
+        if seed is not None or not self._seeded:
+            seeds = match_seeds(int(self.np_random.integers(2**62)) if seed is None else seed, self.num_envs)
+            self._seeded = True
+        self.engine.new_matches(seeds=seeds, first_dealers=dealers, decks=decks)
+        self._decision_step[:] = -1
+        self._step = 0
+        self._encode()
+        return self._observations(), {"current_player": self._players.copy()}
+
+    def step(
+        self, actions: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Apply the action of the player to act in every match (see the class docstring)."""
+        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        if _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self._illegal):
+            i = int(np.flatnonzero(self._illegal)[0])
+            legal = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(self.engine.legal_mask[i]))
+            raise ValueError(f"illegal action {int(actions[i])} in match {i}: legal actions are {legal}")
+        acting = self._players.copy()
+        self._decision_step[self._rows, acting] = self._step
+        self.engine.step(actions)
+        self._r0[:] = 0.0
+        self._ended[:] = False
+        ints = self.engine.state.ints
+        _batch.credit(ints, self._seat0, self._all, self.mode, self.hand_episodes, self._r0, self._ended)
+        rewards = np.stack([self._r0, -self._r0], axis=1).astype(np.float32)
+        terminations = self._ended.copy()
+        done_now = self.engine.done_now
+        infos = {
+            "acting_player": acting, "decision_step": self._decision_step.copy(), "step": self._step,
+            "match_winner": np.where(done_now, ints[:, F_WINNER], -1),
+        }  # fmt: skip
+        if terminations.any():
+            self._decision_step[terminations] = -1
+            if done_now.any():
+                self.engine.new_matches(selected=done_now)
+        self._step += 1
+        self._encode()
+        infos["current_player"] = self._players.copy()
+        return self._observations(), rewards, terminations, np.zeros(self.num_envs, dtype=np.bool_), infos
+
+    def observe(self, players: np.ndarray) -> dict[str, np.ndarray]:
+        """players[i]'s observation of match i now (the mask is zero where that player is not to act)."""
+        obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
+        mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        players = np.asarray(players, dtype=np.int64).reshape(self.num_envs)
+        encode_kernel(players, self._all, self.engine.state.arrays(), self.engine.params, obs, mask)
+        return {"observation": obs, "action_mask": mask}
+
+    def action_masks(self) -> np.ndarray:
+        """bool[N, 107]: the legal actions of each match's player to act."""
+        return self._mask.astype(np.bool_)
+
+    def close(self) -> None:
+        """Nothing to release (kept for the VectorEnv-like interface)."""
+
+    def _encode(self) -> None:
+        np.copyto(self._players, self.engine.current_player)
+        encode_kernel(self._players, self._all, self.engine.state.arrays(), self.engine.params, self._obs, self._mask)
+
+    def _observations(self) -> dict[str, np.ndarray]:
+        return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}

@@ -1,0 +1,218 @@
+"""`LearnerTable`: N matches seen from the learner's seat, the opponent playing the other seat.
+
+The single env (N = 1) and the vector env share this class, so a vector env of N matches and N
+single envs seeded alike run the same code. Python does O(1) numpy calls a step; every loop over
+matches runs in a kernel (the engine's, the encoder's, or envs/_batch.py's).
+
+Random streams: match i seeded with integer k gets the engine seed k (deals, first dealer) and an
+env stream derived from k (the learner's seat, the built-in random opponent). An unseeded reset
+continues both streams, so an autoreset and a plain `reset()` of a single env agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hollywood_gin_env.engine import Engine, check_deck, describe_action
+from hollywood_gin_env.envs import _batch
+from hollywood_gin_env.envs.opponents import resolve_opponent
+from hollywood_gin_env.envs.spaces import worst_reward
+from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.state import NUM_ACTIONS
+
+ILLEGAL_MODES = ("end", "raise")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not allowed: use one of {', '.join(map(repr, allowed))}")
+
+
+class LearnerTable:
+    """N matches from the learner's seats; `step` plays the opponent until the learner acts again."""
+
+    def __init__(
+        self,
+        num_matches: int,
+        rules: Rules | None = None,
+        opponent: Any = "random",
+        reward: str = "hand",
+        episode: str = "match",
+        learner_seat: int | None = None,
+        illegal_action: str = "end",
+    ) -> None:
+        _check_choice("reward", reward, _batch.REWARD_MODES)
+        _check_choice("episode", episode, _batch.EPISODE_MODES)
+        _check_choice("learner_seat", learner_seat, (None, 0, 1))
+        _check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
+        self.engine = Engine(num_matches, rules)
+        self.rules = self.engine.rules
+        self.num_matches = n = num_matches
+        self.opponent, self._reseed_opponent = resolve_opponent(opponent)
+        self.mode = _batch.REWARD_MODES.index(reward)
+        self.hand_episodes = episode == "hand"
+        self.fixed_seat = -1 if learner_seat is None else learner_seat
+        self.raise_illegal = illegal_action == "raise"
+        self.worst_reward = worst_reward(self.rules, reward)
+        self.seats = np.zeros(n, dtype=np.int64)
+        self.rng = np.zeros(n, dtype=np.uint64)
+        self.obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        self.mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        self.rewards = np.zeros(n, dtype=np.float64)
+        self.ended = np.zeros(n, dtype=np.bool_)
+        self.illegal = np.zeros(n, dtype=np.bool_)
+        self._pending = np.zeros(n, dtype=np.float64)  # earned before the learner's first decision
+        self._carry = np.zeros(n, dtype=np.bool_)  # a hand episode ended: the next reset goes on with the match
+        self._need = np.zeros(n, dtype=np.bool_)
+        self._playing = np.zeros(n, dtype=np.bool_)  # the learner's action was legal
+        self._scratch = np.zeros(n, dtype=np.bool_)
+        self._all = np.ones(n, dtype=np.bool_)
+        self._opp_actions = np.zeros(n, dtype=np.int64)
+        if self.opponent is not None:
+            self._opp_obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+            self._opp_mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+            self._opp_illegal = np.zeros(n, dtype=np.bool_)
+
+    # --- reset -----------------------------------------------------------------------------------
+    def reset(
+        self,
+        selected: np.ndarray,
+        seeds: np.ndarray | None = None,
+        decks: np.ndarray | None = None,
+        first_dealers: np.ndarray | None = None,
+    ) -> None:
+        """Start the selected episodes: a new match, or the next hand where a hand episode ended mid-match.
+
+        seeds (one integer per match) reseed both streams; decks (rows of 52 ids, -1 rows shuffled)
+        and first_dealers (-1 = random) fix the first deal. Any of them forces a new match. The rows
+        of `obs` and `mask` are rewritten in place: call `new_outputs()` first unless they are fresh.
+        """
+        forced = seeds is not None or decks is not None or first_dealers is not None
+        fresh = selected.copy() if forced else selected & ~self._carry
+        if seeds is not None:
+            seeds = np.asarray(seeds, dtype=np.uint64)
+            self.rng[selected] = _batch.env_stream_seeds(seeds[selected])
+            if self._reseed_opponent is not None:
+                self._reseed_opponent(int(seeds[np.argmax(selected)]))
+        self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
+        _batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
+        self._carry[selected] = False
+        self._pending[selected] = 0.0
+        self._settle(selected)
+        self.encode(selected)
+
+    def _settle(self, selected: np.ndarray) -> None:
+        """Play the opponent until the learner acts; restart matches that end before it does."""
+        while True:
+            self._scratch[:] = False
+            self._play_opponent(selected, self._scratch, self._pending, hand_episodes=False)
+            over = selected & self.engine.done
+            if not over.any():
+                return
+            self.engine.new_matches(selected=over)
+            _batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
+            self._pending[over] = 0.0
+
+    # --- step ------------------------------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> None:
+        """Apply the learner's actions in every match and play the opponent until the learner acts again.
+
+        Fills `rewards`, `ended` (the episode is over) and `illegal`, and encodes the learner's view
+        into fresh `obs` and `mask` arrays (callers may hand them out without copying).
+        """
+        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_matches)
+        if self.raise_illegal and _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self.illegal):
+            raise ValueError(self._illegal_message(actions))
+        ints, playing = self.engine.state.ints, self._playing
+        _batch.begin_step(
+            actions, self.engine.legal_mask, self.illegal, playing, self._pending, self.rewards, self.ended
+        )
+        self.engine.step(actions, playing)
+        _batch.credit(ints, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
+        self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
+        _batch.end_step(ints, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
+        self.new_outputs()
+        self.encode(self._all)
+
+    def _illegal_message(self, actions: np.ndarray) -> str:
+        i = int(np.flatnonzero(self.illegal)[0])
+        legal = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(self.engine.legal_mask[i]))
+        where = f" in match {i}" if self.num_matches > 1 else ""
+        return f"illegal action {int(actions[i])}{where}: legal actions are {legal}"
+
+    def _play_opponent(self, active: np.ndarray, ended: np.ndarray, rewards: np.ndarray, hand_episodes: bool) -> None:
+        """Step the opponent in the active matches until the learner is to act or the episode ends."""
+        ints, need = self.engine.state.ints, self._need
+        while _batch.opponent_turns(ints, self.seats, active, ended, need):
+            if self.opponent is None:
+                _batch.random_legal_actions(self.engine.legal_mask, need, self.rng, self._opp_actions)
+            else:
+                self._external_actions(need)
+            self.engine.step(self._opp_actions, need)
+            _batch.credit(ints, self.seats, need, self.mode, hand_episodes, rewards, ended)
+
+    def _external_actions(self, need: np.ndarray) -> None:
+        """The external opponent's actions in the matches where it is to act (checked for legality)."""
+        state, params = self.engine.state.arrays(), self.engine.params
+        encode_kernel(1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
+        rows = np.flatnonzero(need)
+        chosen = np.asarray(self.opponent(self._opp_obs[rows], self._opp_mask[rows]), dtype=np.int64)
+        self._opp_actions[rows] = chosen.reshape(rows.shape)
+        if _batch.mark_illegal(self._opp_actions, self.engine.legal_mask, need, self._opp_illegal):
+            i = int(np.flatnonzero(self._opp_illegal)[0])
+            raise ValueError(f"the opponent chose illegal action {self._opp_actions[i]} in match {i}")
+
+    def new_outputs(self) -> None:
+        """Give `obs` and `mask` fresh arrays, so the ones handed out before stay as they were."""
+        self.obs = np.empty_like(self.obs)
+        self.mask = np.empty_like(self.mask)
+
+    def encode(self, selected: np.ndarray) -> None:
+        """Write the learner's observation and action mask of the selected matches into obs and mask."""
+        encode_kernel(self.seats, selected, self.engine.state.arrays(), self.engine.params, self.obs, self.mask)
+
+
+def match_seeds(seed: int | list[int] | np.ndarray, num_matches: int) -> np.ndarray:
+    """One uint64 seed per match: seed + i for an int (as SyncVectorEnv seeds its envs), or the list as given."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = [int(seed) + i for i in range(num_matches)]
+    else:
+        seeds = [int(s) for s in np.asarray(seed).reshape(-1)]
+        if len(seeds) != num_matches:
+            raise ValueError(f"seed must be an int or {num_matches} ints, got {seed!r}")
+    if min(seeds) < 0:
+        raise ValueError(f"seeds must be non-negative, got {seed!r}")
+    return np.array([s % 2**64 for s in seeds], dtype=np.uint64)
+
+
+def deal_options(options: dict | None, num_matches: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The fixed decks and first dealers in reset options {"deck": ..., "first_dealer": ...}, or None."""
+    options = options or {}
+    unknown = set(options) - {"deck", "first_dealer"}
+    if unknown:
+        raise ValueError(f"unknown reset options {sorted(unknown)}: allowed are 'deck' and 'first_dealer'")
+    decks = dealers = None
+    if options.get("deck") is not None:
+        deck = options["deck"]
+        rows = [deck] if num_matches == 1 or _is_one_deck(deck) else list(deck)
+        if len(rows) == 1:
+            rows = rows * num_matches
+        if len(rows) != num_matches:
+            raise ValueError(f"options['deck'] must be one deck or {num_matches} decks")
+        decks = np.stack([np.full(52, -1, np.int64) if r is None else check_deck(r) for r in rows])
+    if options.get("first_dealer") is not None:
+        dealers = np.broadcast_to(np.asarray(options["first_dealer"], dtype=np.int64), (num_matches,)).copy()
+        if not np.isin(dealers, (0, 1)).all():
+            raise ValueError(f"options['first_dealer'] must be 0 or 1, got {options['first_dealer']!r}")
+    return decks, dealers
+
+
+def _is_one_deck(deck: Any) -> bool:
+    """True if deck is a single deck (a string, or 52 card ids or names) rather than a list of decks."""
+    if isinstance(deck, str):
+        return True
+    items = list(deck)
+    return len(items) == 52 and all(isinstance(c, (str, int, np.integer)) for c in items)

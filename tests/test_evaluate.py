@@ -1,0 +1,174 @@
+"""evaluate.py: duplicate deals, the statistics against hand-worked values, illegal agents, determinism, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hollywood_gin_env.agents import Agent, GreedyAgent, RandomAgent
+from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.evaluate import (
+    bradley_terry,
+    duplicate_deals,
+    format_report,
+    main,
+    play_pair,
+    round_robin,
+    summarize_pair,
+    wilson_interval,
+)
+from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.state import F_HAND_NO
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.nojit
+def test_duplicate_pairs_share_seed_and_dealer_with_seats_swapped():
+    seeds, dealers, seat_a = duplicate_deals(10, seed=3)
+    assert (seeds[0::2] == seeds[1::2]).all() and len(set(seeds[0::2].tolist())) == 5
+    assert (dealers[0::2] == dealers[1::2]).all()
+    assert seat_a.tolist() == [0, 1] * 5
+    with pytest.raises(ValueError, match="even"):
+        duplicate_deals(7, seed=0)
+
+
+def test_duplicate_deals_are_the_same_deals_with_seats_swapped():
+    """Hand 1: each seat gets the same cards in both matches of a pair. Hand k: the same shuffled deck."""
+    seeds, dealers, seat_a = duplicate_deals(16, seed=11)
+    engine = Engine(16)
+    engine.new_matches(seeds=seeds, first_dealers=dealers)
+    hands = engine.state.hands.copy()
+    assert (hands[0::2] == hands[1::2]).all() and (engine.state.deck[0::2] == engine.state.deck[1::2]).all()
+    decks = [[engine.state.deck[i].copy()] for i in range(16)]
+    agents = [RandomAgent(seed=1), GreedyAgent()]  # the pair's two matches play differently
+    obs, masks = np.zeros((16, OBS_SIZE), np.float32), np.zeros((16, 107), np.int8)
+    while not engine.done.all():
+        active, current = ~engine.done, engine.current_player.copy()
+        encode_kernel(current, active, engine.state.arrays(), engine.params, obs, masks)
+        actions = np.zeros(16, dtype=np.int64)
+        for side in (0, 1):
+            rows = np.flatnonzero(active & ((current == seat_a) == (side == 0)))
+            actions[rows] = agents[side].act(obs[rows], masks[rows])
+        hand_no = engine.state.ints[:, F_HAND_NO].copy()
+        engine.step(actions, active)
+        for i in np.flatnonzero(engine.state.ints[:, F_HAND_NO] > hand_no):
+            decks[i].append(engine.state.deck[i].copy())
+    assert any(len(decks[2 * j]) != len(decks[2 * j + 1]) for j in range(8))  # the pairs did play differently
+    for j in range(8):
+        for x, y in zip(decks[2 * j], decks[2 * j + 1], strict=False):
+            assert (x == y).all()
+
+
+@pytest.mark.nojit
+def test_wilson_interval_known_values():
+    # Worked by hand (z = 1.96): p = 0.8, n = 10 -> centre 0.7167, half-width 0.2266.
+    assert wilson_interval(8, 10) == pytest.approx((0.4902, 0.9433), abs=1e-4)
+    assert wilson_interval(50, 100) == pytest.approx((0.4038, 0.5962), abs=1e-4)
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+
+
+@pytest.mark.nojit
+def test_bradley_terry_two_players_known_values():
+    # 75-25: strengths 3:1, so the gap is 400 log10(3) = 190.85 Elo, split +-95.42 around 0.
+    # Fisher: var(b1 - b2) = 1 / (n p (1 - p)) = 1 / 18.75; centred, se(b1) = sqrt(var / 4) = 0.11547 nats.
+    ratings, se = bradley_terry(np.array([[0, 75], [25, 0]]), prior=0.0)
+    assert ratings == pytest.approx([95.424, -95.424], abs=1e-3)
+    assert se == pytest.approx([0.11547 * 173.7178] * 2, rel=1e-4)
+
+
+@pytest.mark.nojit
+def test_bradley_terry_recovers_exact_strengths_and_prior_keeps_sweeps_finite():
+    strengths = np.array([1.0, 2.0, 4.0])
+    n = 1200
+    wins = np.array([[n * si / (si + sj) if i != j else 0 for j, sj in enumerate(strengths)]
+                     for i, si in enumerate(strengths)])  # fmt: skip
+    ratings, _ = bradley_terry(wins, prior=0.0)
+    expected = 400 * np.log10(strengths)
+    assert ratings == pytest.approx(expected - expected.mean(), abs=1e-6)
+    swept, se = bradley_terry(np.array([[0, 100], [0, 0]]), prior=1.0)
+    assert swept[0] - swept[1] == pytest.approx(400 * np.log10(100.5 / 0.5), abs=1e-6)
+    assert np.isfinite(se).all()
+
+
+class IllegalAgent(Agent):
+    """Always answers with the first illegal action of its mask."""
+
+    name = "illegal"
+
+    def _act(self, observations, action_masks):
+        return np.argmin(action_masks, axis=1).astype(np.int64)
+
+
+def test_an_illegal_agent_is_counted_and_replaced_not_crashing():
+    record = play_pair(IllegalAgent(), GreedyAgent(), 8, seed=0)
+    assert record.illegal[0] == record.decisions[0] > 0 and record.illegal[1] == 0
+    summary = summarize_pair(record)
+    assert summary["illegal_actions"][0] == record.decisions[0]
+    report = {"matches_per_pair": 8, "seed": 0, "pairs": [summary], "ratings": []}
+    assert "WARNING: illegal actions" in format_report(report)
+
+
+def test_a_wrong_shape_names_the_agent():
+    class Broken(Agent):
+        name = "broken"
+
+        def _act(self, observations, action_masks):
+            return np.zeros(len(observations) + 1, dtype=np.int64)
+
+    with pytest.raises(ValueError, match="agent 'broken' returned actions of shape"):
+        play_pair(Broken(), GreedyAgent(), 2)
+
+
+def test_same_seed_same_numbers_and_rules_pass_through():
+    def numbers(seed):
+        report = round_robin(["greedy", "random"], 12, seed=seed, rules=Rules(game_target=30))
+        for pair in report["pairs"]:
+            pair.pop("seconds")
+        return report
+
+    first = numbers(5)
+    assert first == numbers(5)
+    assert first["rules"]["game_target"] == 30 and first["pairs"][0]["hands_per_match"] < 6
+    assert first != numbers(6)
+
+
+def test_identical_agents_tie_exactly_on_duplicate_deals():
+    summary = summarize_pair(play_pair(GreedyAgent(), GreedyAgent(), 40, seed=1))
+    assert summary["match_win_rate"] == 0.5 and summary["points_per_hand"] == 0.0
+
+
+def test_greedy_beats_random_and_expert_beats_greedy_on_small_runs():
+    assert summarize_pair(play_pair(GreedyAgent(), RandomAgent(seed=0), 20, seed=0))["match_win_rate"] == 1.0
+    from hollywood_gin_env.agents import ExpertAgent
+
+    assert summarize_pair(play_pair(ExpertAgent(), GreedyAgent(), 100, seed=0))["match_win_rate"] > 0.55
+
+
+def test_cli_json_and_table(tmp_path, capsys):
+    path = tmp_path / "report.json"
+    assert main(["--agents", "greedy", "random", "--matches", "10", "--json", str(path), "--no-progress",
+                 "--rules", "game_target=50"]) == 0  # fmt: skip
+    table = capsys.readouterr().out
+    assert "greedy vs random" in table and "rating" in table
+    report = json.loads(path.read_text())
+    pair = report["pairs"][0]
+    assert (pair["agent_a"], pair["agent_b"], pair["match_win_rate"]) == ("greedy", "random", 1.0)
+    assert report["rules"]["game_target"] == 50 and {r["agent"] for r in report["ratings"]} == {"greedy", "random"}
+    with pytest.raises(SystemExit):
+        main(["--agents", "greedy", "random", "--matches", "9"])
+    with pytest.raises(SystemExit):
+        main(["--agents", "greedy", "random", "--rules", "knock_limit=99"])
+
+
+def test_root_script_runs():
+    out = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--agents", "greedy", "random", "--matches",
+                          "4", "--no-progress"], capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    assert "greedy vs random" in out.stdout
