@@ -25,7 +25,7 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v0)
-from hollywood_gin_env.envs._batch import random_legal_actions  # noqa: E402
+from hollywood_gin_env.sampling import sample_legal_streams  # noqa: E402
 
 
 def pin_one_core() -> None:
@@ -46,7 +46,7 @@ def vector_runner(num_envs: int) -> Callable[[float], float]:
         nonlocal obs
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            random_legal_actions(obs["action_mask"], everywhere, rng, actions)
+            sample_legal_streams(obs["action_mask"], everywhere, rng, actions)
             obs, _, _, _, _ = env.step(actions)
             steps += num_envs
         return steps / (time.perf_counter() - start)

@@ -12,6 +12,7 @@ import numpy as np
 from hollywood_gin_env._jit import njit, njit_inline
 from hollywood_gin_env.melds import BIG, LOWEST_RANK, MAX_MELDS, SUIT_BITS, discard_deadwoods_mask, showdown_mask
 from hollywood_gin_env.rules import P_ALLOW_REDISCARD, P_DEAD_STOCK, P_DEALER_RULE, P_KNOCK_LIMIT, P_LAST_DISCARD
+from hollywood_gin_env.sampling import random_below
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NONE, enter_hand, hand_score, series_result
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
@@ -56,23 +57,12 @@ from hollywood_gin_env.state import (
 
 
 @njit
-def _random_below(rng: np.ndarray, i: int, n: int) -> int:
-    """A random integer in [0, n) from match i's splitmix64 stream."""
-    z = rng[i] + np.uint64(0x9E3779B97F4A7C15)
-    rng[i] = z
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return int((z >> np.uint64(11)) % np.uint64(n))
-
-
-@njit
 def _shuffle(rng: np.ndarray, i: int, deck: np.ndarray) -> None:
     """Fill deck[i] with a uniformly shuffled deck (Fisher-Yates)."""
     for c in range(52):
         deck[i, c] = c
     for c in range(51, 0, -1):
-        j = _random_below(rng, i, c + 1)
+        j = random_below(rng, i, c + 1)
         deck[i, c], deck[i, j] = deck[i, j], deck[i, c]
 
 
@@ -350,7 +340,7 @@ def new_match_kernel(selected, seeds, reseed, first_dealers, use_deck, arrays, p
         hand_wins[i, 0] = 0
         hand_wins[i, 1] = 0
         dealer = first_dealers[i]
-        ints[i, F_DEALER] = dealer if dealer >= 0 else _random_below(rng, i, 2)
+        ints[i, F_DEALER] = dealer if dealer >= 0 else random_below(rng, i, 2)
         if not use_deck[i]:
             _shuffle(rng, i, deck)
         _deal(i, ints, hands, deck, pile, took, discarded, passed)

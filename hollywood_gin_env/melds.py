@@ -73,7 +73,7 @@ def _rank_cards(hand: int, rank: int) -> int:
 
 
 @njit
-def _count_bits(mask: int) -> int:
+def count_bits(mask: int) -> int:
     """Number of set bits of a mask."""
     count = 0
     while mask:
@@ -89,7 +89,7 @@ def _set_option(rank_cards: int, option: int) -> int:
         return 0
     if option == 1:
         return rank_cards
-    if _count_bits(rank_cards) < 4:
+    if count_bits(rank_cards) < 4:
         return -1
     return rank_cards & ~(rank_cards & (SUIT_BITS << (13 * (option - 2))))
 
@@ -99,7 +99,7 @@ def _set_ranks(hand: int, ranks: np.ndarray, options: np.ndarray) -> int:
     """Fill the ranks with >= 3 cards and their option counts (2 or 6); return how many."""
     count = 0
     for rank in range(NUM_RANKS):
-        held = _count_bits(_rank_cards(hand, rank))
+        held = count_bits(_rank_cards(hand, rank))
         if held >= 3:
             ranks[count] = rank
             options[count] = 2 if held == 3 else 6
@@ -331,7 +331,7 @@ def _meld_extensions(meld: int, defender: int, ext: np.ndarray) -> int:
     """Layoff options of one knocker meld against the defender's cards: masks written to ext; count."""
     ext[0] = 0
     if _meld_is_set(meld):
-        if _count_bits(meld) == 3:
+        if count_bits(meld) == 3:
             low = meld & -meld
             rank = 0
             while not (low >> rank) & 1:

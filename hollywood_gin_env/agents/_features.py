@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit
+from hollywood_gin_env.cards import CARD_VALUES
+from hollywood_gin_env.melds import count_bits
 from hollywood_gin_env.observation import (
     O_DW_AFTER,
     O_FACE_UP,
@@ -38,18 +40,11 @@ def plane_mask(obs: np.ndarray, offset: int) -> int:
 
 @njit
 def card_value(card: int) -> int:
-    """Deadwood value of a card id (A=1 .. K=10)."""
-    return min(card % 13 + 1, 10)
+    """Deadwood value of a card id (cards.CARD_VALUES, RULES.md D1)."""
+    return CARD_VALUES[card]
 
 
-@njit
-def popcount(mask: int) -> int:
-    """Number of cards in a mask."""
-    count = 0
-    while mask:
-        mask &= mask - 1
-        count += 1
-    return count
+popcount = count_bits  # number of cards in a mask (melds.count_bits)
 
 
 @njit

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit
+from hollywood_gin_env.melds import count_bits
+from hollywood_gin_env.sampling import random_below
 from hollywood_gin_env.state import (
     F_DONE_NOW,
     F_HAND_OVER,
@@ -25,7 +27,6 @@ REWARD_MODES = ("hand", "game", "match")
 EPISODE_MODES = ("match", "hand")
 REWARD_HAND, REWARD_GAME, REWARD_MATCH = 0, 1, 2
 
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _SEED_MUL = np.uint64(0xD1342543DE82EF95)
 _SEED_ADD = np.uint64(0x2545F4914F6CDD1D)
 
@@ -36,44 +37,11 @@ def env_stream_seeds(seeds: np.ndarray) -> np.ndarray:
 
 
 @njit
-def _random_below(rng: np.ndarray, i: int, n: int) -> int:
-    """A random integer in [0, n) from the env stream of match i (splitmix64)."""
-    z = rng[i] + _GAMMA
-    rng[i] = z
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return int((z >> np.uint64(11)) % np.uint64(n))
-
-
-@njit
 def draw_seats(selected, fixed_seat, rng, seats) -> None:
     """Each selected match's learner seat: fixed_seat, or a fair coin from its env stream if fixed_seat < 0."""
     for i in range(seats.shape[0]):
         if selected[i]:
-            seats[i] = fixed_seat if fixed_seat >= 0 else _random_below(rng, i, 2)
-
-
-@njit
-def random_legal_actions(legal, selected, rng, out) -> None:
-    """out[i]: a uniformly random legal action of each selected match (0/1 mask), from its env stream.
-
-    A row with no legal action gets -1.
-    """
-    for i in range(legal.shape[0]):
-        if not selected[i]:
-            continue
-        count = 0
-        for a in range(legal.shape[1]):
-            count += legal[i, a]
-        if count == 0:
-            out[i] = -1
-            continue
-        k, a = _random_below(rng, i, count) + 1, -1
-        while k:  # the k-th legal action, without branches on the mask
-            a += 1
-            k -= legal[i, a]
-        out[i] = a
+            seats[i] = fixed_seat if fixed_seat >= 0 else random_below(rng, i, 2)
 
 
 @njit
@@ -117,15 +85,6 @@ def end_step(ints, illegal, worst, rewards, ended, carry) -> None:
 
 
 @njit
-def _popcount(mask: int) -> int:
-    n = 0
-    while mask:
-        n += mask & 1
-        mask >>= 1
-    return n
-
-
-@njit
 def credit(ints, seats, active, mode, hand_episodes, rewards, ended) -> None:
     """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends."""
     for i in range(ints.shape[0]):
@@ -138,7 +97,7 @@ def credit(ints, seats, active, mode, hand_episodes, rewards, ended) -> None:
                 if mode == REWARD_HAND:
                     rewards[i] += sign * ints[i, F_R_POINTS] / 100.0
                 elif mode == REWARD_GAME:
-                    rewards[i] += sign * _popcount(ints[i, F_R_CLOSED])
+                    rewards[i] += sign * count_bits(ints[i, F_R_CLOSED])
             if hand_episodes:
                 ended[i] = True
         if ints[i, F_DONE_NOW] == 1:

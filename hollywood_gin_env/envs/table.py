@@ -21,6 +21,7 @@ from hollywood_gin_env.envs.opponents import resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import sample_legal_streams
 from hollywood_gin_env.state import NUM_ACTIONS
 
 ILLEGAL_MODES = ("end", "raise")
@@ -148,7 +149,7 @@ class LearnerTable:
         ints, need = self.engine.state.ints, self._need
         while _batch.opponent_turns(ints, self.seats, active, ended, need):
             if self.opponent is None:
-                _batch.random_legal_actions(self.engine.legal_mask, need, self.rng, self._opp_actions)
+                sample_legal_streams(self.engine.legal_mask, need, self.rng, self._opp_actions)
             else:
                 self._external_actions(need)
             self.engine.step(self._opp_actions, need)
