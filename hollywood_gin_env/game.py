@@ -9,9 +9,10 @@ import numpy as np
 
 from hollywood_gin_env.cards import cards_str, from_mask
 from hollywood_gin_env.engine import Engine, check_deck, describe_action
-from hollywood_gin_env.melds import min_deadwood_mask, showdown
+from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES
+from hollywood_gin_env.showdown import showdown
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,

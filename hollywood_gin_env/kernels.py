@@ -2,7 +2,7 @@
 
 Every kernel loops over the N matches of an `EngineState` (state.py) with no Python in the loop.
 The one implementation of the turn rules (R3-R30) lives here; scoring is in scoring.py and the
-showdown in melds.py. Arrays are passed in the order of `EngineState.arrays()`.
+showdown in showdown.py. Arrays are passed in the order of `EngineState.arrays()`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit, njit_inline
-from hollywood_gin_env.melds import BIG, LOWEST_RANK, MAX_MELDS, SUIT_BITS, discard_deadwoods_mask, showdown_mask
+from hollywood_gin_env.melds import BIG, LOWEST_RANK, MAX_MELDS, SUIT_BITS, discard_deadwoods_mask
 from hollywood_gin_env.rules import P_ALLOW_REDISCARD, P_DEAD_STOCK, P_DEALER_RULE, P_KNOCK_LIMIT, P_LAST_DISCARD
 from hollywood_gin_env.sampling import random_below
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NONE, enter_hand, hand_score, series_result
+from hollywood_gin_env.showdown import showdown_mask
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from hollywood_gin_env.cards import CARD_VALUES
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask, showdown
+from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_NAMES, KIND_UNDERCUT
+from hollywood_gin_env.showdown import showdown
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
@@ -483,7 +484,7 @@ def test_game_playouts_match_the_log(seed):
 )
 def test_any_fixed_deck_deals_by_r3_and_scores_by_r22_r24(deck, dealer, picks):
     """Any deck is dealt as R3 says; random legal play (knocks first) conserves the cards, and every knock
-    scores what melds.showdown and R22-R24 give for the two hands at the knock."""
+    scores what showdown.showdown and R22-R24 give for the two hands at the knock."""
     game = Game(Rules(), seed=0, deck=deck, first_dealer=dealer)
     assert game.hand(1 - dealer) == sorted(deck[0:20:2]) and game.hand(dealer) == sorted(deck[1:20:2])
     assert game.discard_pile == [deck[20]] and game.stock_size == 31

@@ -15,6 +15,7 @@ import pytest
 
 from hollywood_gin_env import melds
 from hollywood_gin_env.cards import cards_str, parse_cards
+from hollywood_gin_env.showdown import showdown
 
 # --- Brute force, written from RULES.md D1-D3 and R16-R21 only ----------------------------------------------
 
@@ -270,8 +271,8 @@ def check_arrange(hand) -> None:
 
 
 def check_showdown(knocker, defender) -> dict:
-    """melds.showdown agrees with the brute force on k and d, and returns a consistent, legal spread."""
-    result = melds.showdown(knocker, defender)
+    """showdown agrees with the brute force on k and d, and returns a consistent, legal spread."""
+    result = showdown(knocker, defender)
     label = f"knocker {cards_str(knocker)} / defender {cards_str(defender)}"
     k, d = brute_showdown(knocker, defender)
     assert (result["knocker_deadwood"], result["defender_deadwood"]) == (k, d), label
@@ -651,4 +652,4 @@ def test_showdown_generator_makes_interesting_pairs():
 def test_showdown_rejects_overlapping_hands():
     """The knocker's and the defender's cards must be disjoint."""
     with pytest.raises(ValueError, match="overlap"):
-        melds.showdown("AS 2S 3S", "3S 4S 5S")
+        showdown("AS 2S 3S", "3S 4S 5S")
