@@ -25,6 +25,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hollywood_gin_env.agents import AgentProtocol, load_agent
+from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
@@ -291,6 +292,5 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     print(format_report(report))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=2)
+        atomic_write_text(args.json, json.dumps(report, indent=2))
     return 0

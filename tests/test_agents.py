@@ -246,3 +246,24 @@ class TestCheckpoint:
         self.torch.save({"config": {}, "state_dict": {}, "obj": Rules()}, unsafe)
         with pytest.raises(ValueError, match="not a readable checkpoint"):
             load_agent(f"checkpoint:{unsafe}")
+
+
+def test_checkpoint_save_is_atomic_and_replaces(tmp_path, monkeypatch):
+    """A save that fails half-way leaves the old checkpoint intact and no temporary file behind."""
+    torch = pytest.importorskip("torch")
+    from hollywood_gin_env.agents import policy as policy_module
+
+    path = tmp_path / "policy.pt"
+    net = policy_module.MLPPolicy(OBS_SIZE, 107, [8], "relu")
+    policy_module.save_checkpoint(path, net, {"hidden_sizes": [8]})
+    before = path.read_bytes()
+
+    def broken_save(data, f):
+        f.write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        policy_module.save_checkpoint(path, net, {"hidden_sizes": [8]})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["policy.pt"]

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -85,10 +86,11 @@ class PolicyAgent(Agent):
 
 
 def save_checkpoint(path: str | os.PathLike, policy: MLPPolicy, config: dict[str, Any], **extra: Any) -> None:
-    """Save a policy and its config in the checkpoint format above (extra keys: plain data only)."""
+    """Save a policy and its config in the checkpoint format above, atomically (extra keys: plain data only)."""
     full = {**DEFAULT_CONFIG, **config}
-    torch.save({"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "config": full,
-                "state_dict": policy.state_dict(), **extra}, path)  # fmt: skip
+    data = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "config": full,
+            "state_dict": policy.state_dict(), **extra}  # fmt: skip
+    atomic_write(path, lambda f: torch.save(data, f))
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[MLPPolicy, dict[str, Any]]:
