@@ -152,6 +152,17 @@ def _set_ranks3(hand: int) -> tuple[int, int, int, int, int, int, int]:
 
 
 @njit
+def _combo3(c0: int, c1: int, c2: int, o0: int, o1: int, combo: int) -> int:
+    """Set cards of combination `combo` (mixed radix o0, o1, ...) of three ranks' set options; -1 if invalid."""
+    s0 = _set_option(c0, combo % o0)
+    s1 = _set_option(c1, (combo // o0) % o1)
+    s2 = _set_option(c2, combo // (o0 * o1))
+    if s0 < 0 or s1 < 0 or s2 < 0:
+        return -1
+    return s0 | s1 | s2
+
+
+@njit
 def _min_deadwood_general(hand: int) -> int:
     """Minimum deadwood for hands with any number of set ranks (the mixed-radix enumeration)."""
     ranks = np.zeros(MAX_SET_RANKS, dtype=np.int64)
@@ -170,8 +181,8 @@ def _min_deadwood_general(hand: int) -> int:
 def min_deadwood_mask(hand: int) -> int:
     """Minimum deadwood count of a hand mask of any size.
 
-    Up to three set ranks (every hand of at most 11 cards) are enumerated with nested loops and no
-    allocation; larger hands take the general path.
+    Up to three set ranks (every hand of at most 11 cards) are enumerated without allocation; larger
+    hands take the general path.
     """
     n, r0, o0, r1, o1, r2, o2 = _set_ranks3(hand)
     if n == 0:
@@ -180,18 +191,10 @@ def min_deadwood_mask(hand: int) -> int:
         return _min_deadwood_general(hand)
     c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
     best = BIG
-    for a in range(o0):
-        s0 = _set_option(c0, a)
-        if s0 < 0:
-            continue
-        for b in range(o1):
-            s1 = _set_option(c1, b)
-            if s1 < 0:
-                continue
-            for c in range(o2):
-                s2 = _set_option(c2, c)
-                if s2 >= 0:
-                    best = min(best, _runs_deadwood(hand & ~(s0 | s1 | s2)))
+    for combo in range(o0 * o1 * o2):
+        removed = _combo3(c0, c1, c2, o0, o1, combo)
+        if removed >= 0:
+            best = min(best, _runs_deadwood(hand & ~removed))
     return best
 
 
@@ -238,18 +241,10 @@ def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
                 out[card] = _min_deadwood_general(hand & ~(1 << card))
         return
     c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
-    for a in range(o0):
-        s0 = _set_option(c0, a)
-        if s0 < 0:
-            continue
-        for b in range(o1):
-            s1 = _set_option(c1, b)
-            if s1 < 0:
-                continue
-            for c in range(o2):
-                s2 = _set_option(c2, c)
-                if s2 >= 0:
-                    _discard_update(hand, s0 | s1 | s2, out)
+    for combo in range(o0 * o1 * o2):
+        removed = _combo3(c0, c1, c2, o0, o1, combo)
+        if removed >= 0:
+            _discard_update(hand, removed, out)
 
 
 @njit
