@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from hollywood_gin_env.cards import cards_str, from_mask
-from hollywood_gin_env.engine import Engine, check_deck, describe_action
+from hollywood_gin_env.engine import SEED_MASK, Engine, check_deck, describe_action
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES
@@ -67,7 +67,7 @@ class Game:
         self.seed = secrets.randbits(63) if seed is None else int(seed)
         fixed = check_deck(deck) if deck is not None else np.full(52, -1, dtype=np.int64)
         self._engine.new_matches(
-            seeds=np.array([self.seed & ((1 << 64) - 1)], dtype=np.uint64),
+            seeds=np.array([self.seed & SEED_MASK], dtype=np.uint64),
             first_dealers=np.array([-1 if first_dealer is None else first_dealer]),
             decks=fixed[None, :],
         )

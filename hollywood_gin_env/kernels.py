@@ -92,17 +92,11 @@ def _deal(i, ints, hands, deck, pile, took, discarded, passed) -> None:
 
 
 @njit
-def _knock_deadwoods(hand: int, taken: int, allow_rediscard: int, scratch: np.ndarray) -> None:
-    """scratch[c] = deadwood after discarding c from 11 cards; BIG where c may not be discarded (R9)."""
-    discard_deadwoods_mask(hand, scratch)
-    if taken >= 0 and allow_rediscard == 0:
-        scratch[taken] = BIG
-
-
-@njit
 def _can_knock_with(hand: int, card: int, params: np.ndarray, scratch: np.ndarray) -> bool:
     """True if taking `card` (from the pile) into `hand` allows a knock (R12), R9 applied."""
-    _knock_deadwoods(hand | (1 << card), card, params[P_ALLOW_REDISCARD], scratch)
+    discard_deadwoods_mask(hand | (1 << card), scratch)
+    if params[P_ALLOW_REDISCARD] == 0:
+        scratch[card] = BIG  # R9: the taken card may not be the knock discard
     return scratch.min() <= params[P_KNOCK_LIMIT]
 
 
