@@ -3,7 +3,14 @@
 A thin wrapper over `hollywood_gin_env.evaluate.main` (see README.md, "Benchmarking").
 """
 
-from hollywood_gin_env.evaluate import main
+import sys
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        from hollywood_gin_env.evaluate import main
+
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C while importing; main() handles it during the run
+        print("interrupted", file=sys.stderr)
+        code = 130
+    raise SystemExit(code)

@@ -100,6 +100,9 @@ def as_cards(cards: str | Iterable[int] | Iterable[str]) -> list[int]:
     """Card ids from a card string, card strings or card ids (validated, no duplicates)."""
     if isinstance(cards, str):
         return parse_cards(cards)
+    if not isinstance(cards, Iterable) or isinstance(cards, (bytes, dict)):
+        raise ValueError(f"bad cards {cards!r:.80}: expected a card string such as '7H 8H 9H' or a list of card "
+                         "ids (0..51) or card strings")  # fmt: skip
     items = list(cards)
     if items and isinstance(items[0], str):
         return parse_cards(items)

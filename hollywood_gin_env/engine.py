@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from hollywood_gin_env.cards import NUM_CARDS, as_cards, card_name
+from hollywood_gin_env.compile_notice import announce_first_compile
 from hollywood_gin_env.kernels import new_match_kernel, step_kernel
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import (
@@ -52,6 +53,7 @@ class Engine:
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules={self.rules!r} is not a hollywood_gin_env.Rules")
         self.params = self.rules.to_params()
+        announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache
         self.state = EngineState.allocate(num_matches)
         self.state.ints[:, F_PHASE] = PHASE_OVER
         self._all = np.ones(num_matches, dtype=np.bool_)

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -217,8 +221,12 @@ def _fresh(spec: str | AgentProtocol, seed: int) -> AgentProtocol:
 
 
 def round_robin(specs: list[str | AgentProtocol], num_matches: int, seed: int = 0, rules: Rules | None = None,
-                progress: bool = False) -> dict[str, Any]:  # fmt: skip
-    """Every pair of agents plays num_matches duplicate matches; returns the report dict (see `--json`)."""
+                progress: bool = False, on_pair: Callable[[dict[str, Any]], object] | None = None,
+                ) -> dict[str, Any]:  # fmt: skip
+    """Every pair of agents plays num_matches duplicate matches; returns the report dict (see `--json`).
+
+    `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after a Ctrl-C).
+    """
     if len(specs) < 2:
         raise ValueError("a round robin needs at least two agents")
     rules = rules if rules is not None else Rules()
@@ -232,6 +240,8 @@ def round_robin(specs: list[str | AgentProtocol], num_matches: int, seed: int = 
         summary = summarize_pair(play_pair(agent_a, agent_b, num_matches, seed, rules, progress))
         wins[i, j], wins[j, i] = summary["match_wins_a"], num_matches - summary["match_wins_a"]
         pairs.append(summary)
+        if on_pair is not None:
+            on_pair(summary)
     ratings, errors = bradley_terry(wins)
     rated = [{"agent": name, "rating": float(r), "se": float(e), "ci95": [float(r - Z95 * e), float(r + Z95 * e)]}
              for name, r, e in zip(names, ratings, errors, strict=True)]  # fmt: skip
@@ -262,7 +272,8 @@ def format_report(report: dict[str, Any]) -> str:
             f"{pct(p['gin_rate']):>12}{pct(p['knock_rate']):>12}{pct(p['undercut_rate']):>14}"
             f"{100 * p['dead_hand_rate']:>5.1f}%{p['turns_per_hand']:>6.1f}{illegal:>9}{p['seconds']:>6.0f}s"
         )
-    lines += ["", "rating (Bradley-Terry, Elo scale, mean 0)   95% interval"]
+    if report["ratings"]:  # an interrupted run reports its finished pairs only, without ratings
+        lines += ["", "rating (Bradley-Terry, Elo scale, mean 0)   95% interval"]
     for r in sorted(report["ratings"], key=lambda r: -r["rating"]):
         lines.append(f"  {r['agent']:<20}{r['rating']:>+8.0f}   [{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]")
     if any(sum(p["illegal_actions"]) for p in report["pairs"]):
@@ -270,26 +281,56 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def check_writable(path: str) -> None:
+    """ValueError unless a file can be written at path (checked before a run, so a long run never fails at the end)."""
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise ValueError(f"--json {path}: is a directory; give a file path such as {os.path.join(path, 'report.json')}")
+    folder = os.path.dirname(target)
+    if not os.path.isdir(folder):
+        raise ValueError(f"--json {path}: the folder {folder} does not exist")
+    try:  # the report is written atomically: a temporary file in the same folder, then a rename
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp"):
+            pass
+    except OSError as error:
+        raise ValueError(f"--json {path}: cannot write in {folder} ({error.strerror or error})") from error
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The `python evaluate.py` command line."""
+    """The `python evaluate.py` command line; returns the exit status (130 after Ctrl-C)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See README.md, 'Benchmarking'.")
     parser.add_argument(
         "--agents",
         nargs="+",
         default=["expert", "greedy", "random"],
-        help="agent specs: random, greedy, expert, checkpoint:PATH (at least two)",
+        help="agent specs: random, greedy, expert, checkpoint:PATH (at least two; default: %(default)s)",
     )
-    parser.add_argument("--matches", type=int, default=2000, help="matches per pair (even: duplicate pairs)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the agents")
-    parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options (RULES.md §4)")
-    parser.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--matches", type=int, default=2000,
+                        help="matches per pair, even: duplicate pairs (default: %(default)s)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
+    parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="rule options, e.g. knock_limit=0 gin_bonus=20 (default: none, the standard rules; "
+                             "see docs/RULES.md)")  # fmt: skip
+    parser.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (default: no JSON)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
     args = parser.parse_args(argv)
+    finished: list[dict[str, Any]] = []
     try:
+        if args.json:
+            check_writable(args.json)
         rules = Rules.from_strings(args.rules)
-        report = round_robin(args.agents, args.matches, args.seed, rules, progress=not args.no_progress)
+        report = round_robin(args.agents, args.matches, args.seed, rules, progress=not args.no_progress,
+                             on_pair=finished.append)  # fmt: skip
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
+    except KeyboardInterrupt:
+        total = len(args.agents) * (len(args.agents) - 1) // 2
+        if finished:
+            print(format_report({"matches_per_pair": args.matches, "seed": args.seed, "pairs": finished,
+                                 "ratings": []}))  # fmt: skip
+        print(f"interrupted: {len(finished)} of {total} pairs finished (shown above); no ratings"
+              f"{' and no JSON' if args.json else ''} written", file=sys.stderr)  # fmt: skip
+        return 130
     print(format_report(report))
     if args.json:
         atomic_write_text(args.json, json.dumps(report, indent=2))

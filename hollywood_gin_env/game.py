@@ -60,11 +60,14 @@ class Game:
         deck: Any = None,
         first_dealer: int | None = None,
     ) -> None:
-        if first_dealer not in (None, 0, 1):
+        if first_dealer is not None and (not _is_int(first_dealer) or first_dealer not in (0, 1)):
             raise ValueError(f"first_dealer={first_dealer!r} is not allowed: use 0, 1 or None")
+        if seed is not None and not _is_int(seed):
+            raise ValueError(f"seed={seed!r} is not allowed: use an integer or None")
         self._engine = Engine(1, rules)
         self.rules = self._engine.rules
         self.seed = secrets.randbits(63) if seed is None else int(seed)
+        first_dealer = None if first_dealer is None else int(first_dealer)  # the log holds plain ints
         fixed = check_deck(deck) if deck is not None else np.full(52, -1, dtype=np.int64)
         self._engine.new_matches(
             seeds=np.array([self.seed & SEED_MASK], dtype=np.uint64),
@@ -114,8 +117,7 @@ class Game:
 
     def hand(self, player: int) -> list[int]:
         """The cards player (0 or 1) holds, sorted by id."""
-        if player not in (0, 1):
-            raise ValueError(f"player={player!r} is not 0 or 1")
+        _check_player(player)
         return from_mask(int(self._engine.state.hands[0, player]))
 
     @property
@@ -154,7 +156,8 @@ class Game:
         """The env observation of `player`: {"observation": float32 vector, "action_mask": int8[107]}."""
         from hollywood_gin_env.observation import encode_one
 
-        return encode_one(self._engine, 0, player)
+        _check_player(player)
+        return encode_one(self._engine, 0, int(player))
 
     # --- play ------------------------------------------------------------------------------------
     def step(self, action: int) -> None:
@@ -230,9 +233,15 @@ class Game:
     @classmethod
     def replay(cls, events: list[dict[str, Any]]) -> Game:
         """Rebuild a match from its event log: same seed, rules, deck and actions."""
+        if isinstance(events, (str, bytes, dict)) or not isinstance(events, (list, tuple)) or not events:
+            raise ValueError(f"events={events!r:.80} is not an event log: expected Game.events, a non-empty list "
+                             "of dicts starting with a 'start' event")  # fmt: skip
         start = events[0]
-        if start.get("type") != "start":
-            raise ValueError("an event log starts with a 'start' event")
+        if not isinstance(start, dict) or start.get("type") != "start":
+            raise ValueError(f"an event log starts with a 'start' event, got {start!r:.80}")
+        missing = [key for key in ("seed", "deck", "first_dealer", "rules") if key not in start]
+        if missing or not isinstance(start["rules"], dict):
+            raise ValueError(f"the 'start' event lacks {missing or 'a rules dict'}: {start!r:.120}")
         game = cls(Rules(**start["rules"]), seed=start["seed"], deck=start["deck"], first_dealer=start["first_dealer"])
         for event in events:
             if "action" in event:
@@ -258,3 +267,14 @@ class Game:
         if self.done:
             lines.append(f"Match over: P{self.winner} wins the series")
         return "\n".join(lines)
+
+
+def _is_int(value: Any) -> bool:
+    """True for Python and numpy integers, False for bools (True is not a seat or a seed) and floats."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_player(player: Any) -> None:
+    """ValueError unless player is the integer 0 or 1."""
+    if not _is_int(player) or player not in (0, 1):
+        raise ValueError(f"player={player!r} is not allowed: use 0 or 1")

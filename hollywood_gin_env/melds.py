@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.cards import CARD_VALUES, NUM_RANKS, as_cards, from_mask, to_mask
+from hollywood_gin_env.cards import CARD_VALUES, NUM_RANKS, as_cards, cards_str, from_mask, to_mask
 
 SUIT_BITS = (1 << NUM_RANKS) - 1
 MAX_MELDS = 17  # 52 cards make at most 17 melds of 3
@@ -313,17 +313,25 @@ def min_arrangements_mask(hand: int, out_melds: np.ndarray, out_counts: np.ndarr
 # --- Public Python API on card lists --------------------------------------------------------
 
 
+#: The most cards a gin hand holds. The solver enumerates the ways to use every rank held 3 or 4 times, which is
+#: instant for a hand but grows as 5^ranks: a whole deck would run for minutes, so larger inputs are refused.
+MAX_HAND_CARDS = 11
+
+
 def _mask_of(cards: str | Iterable[int] | Iterable[str]) -> int:
-    return to_mask(as_cards(cards))
+    ids = as_cards(cards)
+    if len(ids) > MAX_HAND_CARDS:
+        raise ValueError(f"a hand holds at most {MAX_HAND_CARDS} cards, got {len(ids)}: {cards_str(ids)}")
+    return to_mask(ids)
 
 
 def min_deadwood(cards: str | Iterable[int]) -> int:
-    """Minimum deadwood count of a hand of any size (card ids or a card string)."""
+    """Minimum deadwood count of a hand of 0 to 11 cards (card ids or a card string)."""
     return int(min_deadwood_mask(_mask_of(cards)))
 
 
 def arrange(cards: str | Iterable[int]) -> tuple[list[list[int]], list[int]]:
-    """One optimal arrangement: (melds as sorted card-id lists, deadwood cards)."""
+    """One optimal arrangement of 0 to 11 cards: (melds as sorted card-id lists, deadwood cards)."""
     hand = _mask_of(cards)
     melds = np.zeros((216, MAX_MELDS), dtype=np.int64)
     counts = np.zeros(216, dtype=np.int64)

@@ -7,6 +7,9 @@ by the `P_*` constants below, so numba code never sees Python objects.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -70,6 +73,8 @@ _RANGES: dict[str, tuple[int, int]] = {
 
 _BOOLS = ("undercut_on_tie", "allow_rediscard_taken_card", "boxes_count_toward_target")
 
+_INT_TEXT = re.compile(r"[+-]?[0-9]+", flags=re.ASCII)
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -106,6 +111,13 @@ class Rules:
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"rule {name}={value!r} is not allowed: expected true or false")
+        # Store plain Python values: numpy scalars would leak into to_dict(), JSON reports and checkpoints.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, f.name, value.item())
+            elif isinstance(value, str) and type(value) is not str:
+                object.__setattr__(self, f.name, str(value))
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
@@ -122,23 +134,26 @@ class Rules:
     @classmethod
     def from_strings(cls, pairs: list[str] | tuple[str, ...]) -> Rules:
         """Rules from "key=value" strings (as on a command line), values parsed as int, bool or text."""
+        if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+            # A bare "knock_limit=0" would otherwise be read character by character.
+            raise ValueError(f"rule options {pairs!r} must be a list of 'key=value' strings, e.g. ['knock_limit=0']")
         values: dict[str, Any] = {}
         for pair in pairs:
+            if not isinstance(pair, str):
+                raise ValueError(f"rule option {pair!r} is not a 'key=value' string")
             key, sep, text = pair.partition("=")
             if not sep:
                 raise ValueError(f"rule option {pair!r} is not of the form key=value")
-            values[key.strip()] = _parse_value(text.strip())
+            key = key.strip()
+            if key in values:
+                raise ValueError(f"rule option {key!r} is given twice ({pair!r}); give each key once")
+            values[key] = _parse_value(text.strip())
         return cls.from_dict(values)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Rules:
         """Rules from a dict of options; an unknown key raises ValueError listing the known keys."""
-        known = {f.name for f in fields(cls)}
-        for key in values:
-            if key not in known:
-                raise ValueError(
-                    f"unknown rule option {key}={values[key]!r}: allowed keys are {', '.join(sorted(known))}"
-                )
+        _check_keys(values)
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -172,6 +187,30 @@ class Rules:
         return params
 
 
+def _check_keys(values: dict[str, Any]) -> None:
+    """ValueError naming an unknown option and listing the known keys."""
+    known = {f.name for f in fields(Rules)}
+    for key in values:
+        if key not in known:
+            raise ValueError(f"unknown rule option {key}={values[key]!r}: allowed keys are {', '.join(sorted(known))}")
+
+
+def _validated_init(init: Any) -> Any:
+    """Wrap the dataclass __init__ so Rules(foo=1) raises the ValueError of from_dict, not a TypeError."""
+
+    @functools.wraps(init)
+    def __init__(self: Rules, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        _check_keys(kwargs)
+        if len(args) > len(fields(Rules)):
+            raise ValueError(f"Rules takes at most {len(fields(Rules))} options, got {len(args)} positional values")
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+Rules.__init__ = _validated_init(Rules.__init__)  # type: ignore[method-assign]
+
+
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     if isinstance(value, bool) and not all(isinstance(a, bool) for a in allowed):
         ok = False
@@ -202,7 +241,7 @@ def _parse_value(text: str) -> Any:
         return lowered == "true"
     if lowered in ("null", "none"):
         return None
-    try:
+    # ASCII digits only: int() would also accept "٣" or "1_0", which no command line means as a number.
+    if _INT_TEXT.fullmatch(text):
         return int(text)
-    except ValueError:
-        return text
+    return text
