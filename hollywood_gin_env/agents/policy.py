@@ -1,19 +1,30 @@
-"""Neural policies: a small MLP (observation -> 107 logits) and its checkpoint format.
+"""Neural policies (observation -> 107 logits), defined once, and the one checkpoint reader.
+
+Two networks, both a torso (features) and a head (logits), so a trainer can put a value head on the same torso:
+
+- `MLPPolicy` ("mlp"): fully connected layers over the whole observation.
+- `CardPolicy` ("cards"): the same torso, plus per-card logits for the 52 discard and 52 knock actions (and a
+  per-card score added to "take" for the face-up card) built from each card's own planes and those of its
+  neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of the
+  table. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
 
 A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
 weights_only=True)`, so loading never runs pickled code:
 
-    {"format": "hollywood-gin-policy", "version": 1,
-     "config": {"obs_size": 564, "num_actions": 107, "hidden_sizes": [256, 256],
-                "activation": "relu" | "tanh", "deterministic": True},
-     "state_dict": MLPPolicy(...).state_dict()}
+    {"format": "hollywood-gin-policy", "version": 2,
+     "config": {"arch": "mlp" | "cards", "obs_size": 564, "num_actions": 107, "hidden_sizes": [256, 256],
+                "activation": "relu" | "tanh", "card_channels": 64, "deterministic": True},
+     "state_dict": {...}}
 
-Extra top-level keys (training metadata) are allowed and ignored. This module imports torch; the rest
-of the package imports it only for "checkpoint:PATH" agents.
+Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Extra top-level keys (training metadata)
+are allowed and kept. The config is checked against the state_dict's tensor shapes before any network is built,
+so a small file cannot ask for a huge allocation. This module imports torch; the rest of the package imports it
+only for "checkpoint:PATH" agents.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -23,19 +34,40 @@ from torch import nn
 
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.atomic import atomic_write
-from hollywood_gin_env.observation import OBS_SIZE
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.cards import NUM_CARDS
+from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE
+from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
+ARCHES = ("mlp", "cards")
+MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
 DEFAULT_CONFIG: dict[str, Any] = {
+    "arch": "mlp",
     "obs_size": OBS_SIZE,
     "num_actions": NUM_ACTIONS,
     "hidden_sizes": [256, 256],
     "activation": "relu",
+    "card_channels": 64,
     "deterministic": True,
 }
+NUM_RANKS, NUM_SUITS = 13, 4
+#: The observation's leading blocks are 52-card planes (hand, face_up, ..., knock_discards).
+CARD_PLANES = OBS_LAYOUT["phase"][0] // NUM_CARDS
+FACE_UP, HAND, DW_AFTER = (OBS_LAYOUT[name][0] for name in ("face_up", "hand", "deadwood_after_discard"))
+CARD_INPUTS = CARD_PLANES + 2  # the planes plus the two of `_discard_planes`
+SUIT_KERNEL = 5  # a run reaches two ranks either side of a card
+
+
+def _mlp(width: int, hidden_sizes: list[int], activation: str) -> tuple[nn.Sequential, int]:
+    """Fully connected layers and their output width."""
+    layers: list[nn.Module] = []
+    for size in hidden_sizes:
+        layers += [nn.Linear(width, int(size)), ACTIVATIONS[activation]()]
+        width = int(size)
+    return nn.Sequential(*layers), width
 
 
 class MLPPolicy(nn.Module):
@@ -45,22 +77,130 @@ class MLPPolicy(nn.Module):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
-        layers: list[nn.Module] = []
-        width = obs_size
-        for size in hidden_sizes:
-            layers += [nn.Linear(width, int(size)), ACTIVATIONS[activation]()]
-            width = int(size)
-        layers.append(nn.Linear(width, num_actions))
-        self.net = nn.Sequential(*layers)
+        torso, width = _mlp(obs_size, hidden_sizes, activation)
+        self.net = nn.Sequential(*torso, nn.Linear(width, num_actions))
+        self.feature_size = width
+
+    def features(self, observations: torch.Tensor) -> torch.Tensor:
+        """The last hidden layer (B, feature_size)."""
+        return self.net[:-1](observations)
+
+    def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """Logits (B, num_actions) from the features."""
+        return self.net[-1](features)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """Logits of shape (B, num_actions)."""
         return self.net(observations)
 
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> MLPPolicy:
-        """The policy a checkpoint config describes."""
-        return cls(config["obs_size"], config["num_actions"], list(config["hidden_sizes"]), config["activation"])
+
+class CardPolicy(nn.Module):
+    """Torso over the observation; draw/take/pass logits from it, discard/knock logits per card (module docstring)."""
+
+    def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str, card_channels: int):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
+        if num_actions != NUM_ACTIONS or obs_size != OBS_SIZE:
+            raise ValueError(f"CardPolicy needs obs_size={OBS_SIZE} and num_actions={NUM_ACTIONS}")
+        self.torso, width = _mlp(obs_size, hidden_sizes, activation)
+        self.feature_size = width
+        self.act = ACTIVATIONS[activation]()
+        self.general = nn.Linear(width, DISCARD_BASE)
+        self.runs = nn.Linear(CARD_INPUTS * SUIT_KERNEL, card_channels)  # a card and its suit neighbours
+        self.rank_mix = nn.Linear(CARD_INPUTS, card_channels, bias=False)
+        self.context = nn.Linear(width, card_channels)
+        self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
+        self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
+
+    def features(self, observations: torch.Tensor) -> torch.Tensor:
+        """The torso's output (B, feature_size)."""
+        return self.torso(observations)
+
+    def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """Logits (B, 107): draw/take/pass from the torso (take plus the face-up card's own score), then 52 discard
+        and 52 knock logits scored card by card."""
+        batch = observations.shape[0]
+        planes = observations[:, : CARD_PLANES * NUM_CARDS].reshape(batch, CARD_PLANES, NUM_SUITS, NUM_RANKS)
+        cards = torch.cat([planes, _discard_planes(observations)], dim=1).permute(0, 2, 3, 1)  # (B, suit, rank, k)
+        reach = SUIT_KERNEL // 2
+        padded = nn.functional.pad(cards, (0, 0, reach, reach))
+        windows = torch.cat([padded[:, :, k : k + NUM_RANKS] for k in range(SUIT_KERNEL)], dim=3)
+        sets = self.rank_mix(cards.sum(1))  # (B, 13, C): the rank across the four suits
+        hidden = self.act(self.runs(windows) + sets[:, None] + self.context(features)[:, None, None] + self.rank_bias)
+        per_card = self.card_out(hidden).reshape(batch, NUM_CARDS, 3)
+        general = self.general(features)
+        # taking the face-up card is worth what that card is worth to this hand: its own per-card score
+        face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
+        take = general[:, ACTION_TAKE] + (face_up * per_card[:, :, 2]).sum(1)
+        return torch.cat([general[:, :ACTION_TAKE], take[:, None], general[:, ACTION_TAKE + 1 :],
+                          per_card[:, :, 0], per_card[:, :, 1]], dim=1)  # fmt: skip
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """Logits of shape (B, 107)."""
+        return self.head(observations, self.features(observations))
+
+
+assert KNOCK_BASE == DISCARD_BASE + NUM_CARDS and NUM_ACTIONS == KNOCK_BASE + NUM_CARDS  # the head's layout
+
+
+def _discard_planes(observations: torch.Tensor) -> torch.Tensor:
+    """(B, 2, 4, 13): each held card's deadwood after discarding it, above the best discard (in tens of points),
+    and 1 for the best discards. The observation has the deadwood / 100; differences of a point are 0.01 there,
+    too small for a freshly initialised network to notice."""
+    batch = observations.shape[0]
+    after = observations[:, DW_AFTER : DW_AFTER + NUM_CARDS]
+    held = observations[:, HAND : HAND + NUM_CARDS] > 0
+    best = after.masked_fill(~held, 2.0).min(dim=1, keepdim=True).values
+    above = ((after - best) * 10.0).masked_fill(~held, 0.0)
+    is_best = ((after == best) & held).float()
+    return torch.stack([above, is_best], dim=1).reshape(batch, 2, NUM_SUITS, NUM_RANKS)
+
+
+def build_policy(config: dict[str, Any]) -> nn.Module:
+    """The network a (checked) policy config describes."""
+    hidden = [int(h) for h in config["hidden_sizes"]]
+    if config["arch"] == "cards":
+        return CardPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"],
+                          int(config["card_channels"]))  # fmt: skip
+    return MLPPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"])
+
+
+def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[str, Any]:
+    """The config with defaults filled in; ValueError naming the field for anything malformed."""
+    if not isinstance(config, dict):
+        raise ValueError(f"{where}: the policy config must be a dict, got {type(config).__name__}")
+    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
+    if unknown:
+        raise ValueError(f"{where}: unknown policy config keys {unknown}; allowed: {sorted(DEFAULT_CONFIG)}")
+    full = {**DEFAULT_CONFIG, **config}
+    if full["arch"] not in ARCHES:
+        raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
+    if full["activation"] not in ACTIVATIONS:
+        raise ValueError(f"{where}: activation={full['activation']!r} is not one of {tuple(ACTIVATIONS)}")
+    if not isinstance(full["deterministic"], bool):
+        raise ValueError(f"{where}: deterministic={full['deterministic']!r} must be true or false (a bool)")
+    hidden = full["hidden_sizes"]
+    if not isinstance(hidden, (list, tuple)) or not hidden or not all(_is_width(h) for h in hidden):
+        raise ValueError(f"{where}: hidden_sizes={hidden!r} must be a non-empty list of ints in 1..{MAX_WIDTH}")
+    if not _is_width(full["card_channels"]):
+        raise ValueError(f"{where}: card_channels={full['card_channels']!r} must be an int in 1..{MAX_WIDTH}")
+    for key, expected in (("obs_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
+        if full[key] != expected or isinstance(full[key], bool):
+            raise ValueError(f"{where}: {key}={full[key]!r}, but this engine has {key}={expected}")
+    full["hidden_sizes"] = [int(h) for h in hidden]
+    return full
+
+
+def _is_width(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_WIDTH
+
+
+def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Parameter name -> shape of the network a checked config describes (built on the meta device: no memory)."""
+    with torch.device("meta"):
+        net = build_policy(config)
+    return {name: tuple(t.shape) for name, t in net.state_dict().items()}
 
 
 class PolicyAgent(Agent):
@@ -85,16 +225,18 @@ class PolicyAgent(Agent):
         return np.argmax(logits, axis=1).astype(np.int64)
 
 
-def save_checkpoint(path: str | os.PathLike, policy: MLPPolicy, config: dict[str, Any], **extra: Any) -> None:
+def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
     """Save a policy and its config in the checkpoint format above, atomically (extra keys: plain data only)."""
-    full = {**DEFAULT_CONFIG, **config}
+    full = check_policy_config(dict(config), where=str(path))
     data = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "config": full,
             "state_dict": policy.state_dict(), **extra}  # fmt: skip
     atomic_write(path, lambda f: torch.save(data, f))
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[MLPPolicy, dict[str, Any]]:
-    """(policy, config) from a checkpoint file; a clear error if it is missing, unreadable or malformed."""
+def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
+    """The raw checkpoint dict (weights_only); clear errors for a missing path, a folder or an unreadable file."""
+    if os.path.isdir(path):
+        raise ValueError(f"checkpoint path {path} is a directory; give the .pt file inside it")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint file not found: {path}")
     try:
@@ -105,19 +247,41 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[MLPPolicy, dict[str, Any]]
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint: expected a dict with keys "
                          f"'config' and 'state_dict', found {found}")  # fmt: skip
-    config = {**DEFAULT_CONFIG, **dict(data["config"])}
-    if config["obs_size"] != OBS_SIZE or config["num_actions"] != NUM_ACTIONS:
-        raise ValueError(f"{path}: the policy takes obs_size={config['obs_size']}, num_actions="
-                         f"{config['num_actions']}; this engine has {OBS_SIZE} and {NUM_ACTIONS}")  # fmt: skip
-    policy = MLPPolicy.from_config(config)
-    try:
-        policy.load_state_dict(data["state_dict"])
-    except RuntimeError as error:
-        raise ValueError(f"{path}: the state_dict does not fit the config {config}: {error}") from error
+    return data
+
+
+def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]:
+    """(policy, config) from a checkpoint file; a clear error if it is missing, unreadable or malformed."""
+    data = read_checkpoint(path)
+    if data.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: format={data['format']!r}, expected {CHECKPOINT_FORMAT!r}")
+    version = data.get("version", 1)
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise ValueError(f"{path}: version={version!r} is not one this library reads ({READABLE_VERSIONS})")
+    config = check_policy_config(dict(data["config"]) if isinstance(data["config"], dict) else data["config"],
+                                 where=f"{path}: config")  # fmt: skip
+    state = data["state_dict"]
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise ValueError(f"{path}: state_dict must map parameter names to tensors")
+    expected = expected_shapes(config)
+    found = {name: tuple(t.shape) for name, t in state.items()}
+    if found != expected:
+        wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
+        raise ValueError(f"{path}: the state_dict does not fit the config {config}: parameters {wrong[:6]} "
+                         f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}")
+    if not all(t.is_floating_point() and bool(torch.isfinite(t).all()) for t in state.values()):
+        raise ValueError(f"{path}: state_dict holds non-finite or non-float weights")
+    policy = build_policy(config)
+    policy.load_state_dict(state)
     return policy, config
 
 
 def load_checkpoint_agent(path: str | os.PathLike, seed: int | None = None) -> PolicyAgent:
     """The agent of a checkpoint file (named "checkpoint:PATH")."""
     policy, config = load_checkpoint(path)
-    return PolicyAgent(policy, bool(config["deterministic"]), name=f"checkpoint:{path}", seed=seed)
+    return PolicyAgent(policy, config["deterministic"], name=f"checkpoint:{path}", seed=seed)
+
+
+def parameter_count(policy: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(math.prod(p.shape) for p in policy.parameters())

@@ -1,0 +1,309 @@
+"""The trainer's configuration: one dataclass per TOML section, a docstring under every field (CleanRL's style).
+
+`load_config(path, overrides)` reads a TOML file with the standard library's `tomllib`, applies `--set
+section.key=value` overrides and checks everything: an unknown section or key, a wrong type or a bad value raises
+`ValueError` naming the key, the value and what is allowed. `[rules]` is passed to `hollywood_gin_env.Rules`, which
+checks its own keys the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, get_args, get_origin, get_type_hints
+
+from hollywood_gin_env.rules import Rules
+
+
+def _allowed(low: float | None = None, high: float | None = None, choices: tuple = (), nonempty: bool = False):
+    """Field metadata: the range or choices a value must respect."""
+    return {"low": low, "high": high, "choices": choices, "nonempty": nonempty}
+
+
+@dataclass
+class TrainConfig:
+    """[train]: the run as a whole."""
+
+    seed: int = field(default=0, metadata=_allowed(0))
+    """seed of everything: the deals, the opponents drawn, the network's initial weights, the action samples"""
+    updates: int = field(default=200, metadata=_allowed(1))
+    """PPO updates after the warm start (one update = one rollout, then its epochs)"""
+    lr: float = field(default=3e-4, metadata=_allowed(0.0, 1.0))
+    """Adam learning rate of the PPO phase"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the updates"""
+    torch_threads: int = field(default=2, metadata=_allowed(1, 256))
+    """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
+
+
+@dataclass
+class EnvConfig:
+    """[env]: the matches played at once and what they pay."""
+
+    num_envs: int = field(default=512, metadata=_allowed(2))
+    """matches played at once (one batched engine)"""
+    reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match")))
+    """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end"""
+    match_bonus: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
+    """extra ± reward to the match winner and loser, on top of `reward` (shapes towards what evaluation counts)"""
+
+
+@dataclass
+class ModelConfig:
+    """[model]: the policy network (hollywood_gin_env.agents.policy) and its value head."""
+
+    arch: str = field(default="cards", metadata=_allowed(choices=("mlp", "cards")))
+    """"mlp": fully connected; "cards": the same torso plus per-card discard/knock/take logits (weights shared by
+    suits and ranks)"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256], metadata=_allowed(1, 8192, nonempty=True))
+    """widths of the torso's hidden layers"""
+    activation: str = field(default="relu", metadata=_allowed(choices=("relu", "tanh")))
+    """activation of the hidden layers"""
+    card_channels: int = field(default=64, metadata=_allowed(1, 8192))
+    """width of each card's hidden vector in the "cards" head"""
+
+
+@dataclass
+class PPOConfig:
+    """[ppo]: rollouts and the clipped-surrogate update."""
+
+    rollout_steps: int = field(default=64, metadata=_allowed(1))
+    """decisions collected per match per update (both seats' decisions in a self-play match)"""
+    epochs: int = field(default=3, metadata=_allowed(1))
+    """passes over each rollout"""
+    minibatch_size: int = field(default=4096, metadata=_allowed(1))
+    """learner decisions per gradient step"""
+    gamma: float = field(default=0.995, metadata=_allowed(0.0, 1.0))
+    """discount per own decision"""
+    gae_lambda: float = field(default=0.95, metadata=_allowed(0.0, 1.0))
+    """GAE's lambda along each player's own decisions"""
+    clip_coef: float = field(default=0.2, metadata=_allowed(0.0, 10.0))
+    """the surrogate's clipping of the probability ratio"""
+    clip_vloss: bool = True
+    """clip the value loss around the rollout's values too"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    vf_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
+    """weight of the value loss"""
+    ent_coef: float = field(default=0.01, metadata=_allowed(0.0, 10.0))
+    """entropy bonus at the start of the PPO phase"""
+    ent_coef_final: float = field(default=0.001, metadata=_allowed(0.0, 10.0))
+    """entropy bonus at the end (annealed linearly)"""
+    max_grad_norm: float = field(default=0.5, metadata=_allowed(0.0, 1e6))
+    """gradient-norm clipping"""
+    target_kl: float = field(default=0.03, metadata=_allowed(0.0, 10.0))
+    """stop an update's epochs once the approximate KL passes this (0 = never)"""
+
+
+@dataclass
+class WarmStartConfig:
+    """[warmstart]: behaviour cloning on a heuristic's decisions before PPO (random play almost never ends a hand)."""
+
+    teacher: str = field(default="expert", metadata=_allowed(choices=("expert", "greedy", "none")))
+    """the heuristic that plays both seats and whose decisions are cloned ("none" skips the warm start)"""
+    decisions: int = field(default=1_000_000, metadata=_allowed(0))
+    """teacher decisions to collect"""
+    epochs: int = field(default=3, metadata=_allowed(1))
+    """passes over the collected decisions"""
+    lr: float = field(default=1e-3, metadata=_allowed(0.0, 1.0))
+    """Adam learning rate of the cloning (decays linearly to 0)"""
+    minibatch_size: int = field(default=2048, metadata=_allowed(1))
+    """decisions per gradient step"""
+    value_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
+    """weight of the value head's regression on the teacher's discounted returns"""
+
+
+@dataclass
+class SelfPlayConfig:
+    """[selfplay]: who the learner plays. Each new match draws its opponent from this mix."""
+
+    self_weight: float = field(default=0.4, metadata=_allowed(0.0))
+    """share of matches against the current policy itself (both seats train)"""
+    snapshot_weight: float = field(default=0.3, metadata=_allowed(0.0))
+    """share against a frozen past snapshot from the pool (falls back to self while the pool is empty)"""
+    expert_weight: float = field(default=0.2, metadata=_allowed(0.0))
+    """share against the `expert` heuristic (a fixed anchor against forgetting)"""
+    greedy_weight: float = field(default=0.1, metadata=_allowed(0.0))
+    """share against the `greedy` heuristic"""
+    snapshot_every: int = field(default=10, metadata=_allowed(1))
+    """updates between snapshots added to the pool"""
+    pool_size: int = field(default=8, metadata=_allowed(1))
+    """most snapshots kept; the oldest is dropped first"""
+    priority_exponent: float = field(default=1.0, metadata=_allowed(0.0, 100.0))
+    """snapshot i is drawn with weight (1 - learner's win rate against it + 0.05) ** exponent (0 = uniform)"""
+
+
+@dataclass
+class EvalConfig:
+    """[eval]: duplicate-deal matches through hollywood_gin_env.evaluate during training."""
+
+    every: int = field(default=20, metadata=_allowed(0))
+    """updates between evaluations (0 = only at the end); last.pt is written at each"""
+    matches: int = field(default=400, metadata=_allowed(2))
+    """matches per opponent (even: duplicate pairs)"""
+    opponents: list[str] = field(default_factory=lambda: ["expert", "greedy"],
+                                 metadata=_allowed(choices=("expert", "greedy", "random")))  # fmt: skip
+    """heuristics evaluated against; best.pt is kept by the lower 95% bound against the first"""
+    seed: int = field(default=1_000_003, metadata=_allowed(0))
+    """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
+
+
+@dataclass
+class CheckpointConfig:
+    """[checkpoint]: what the run directory keeps."""
+
+    snapshot_files: bool = False
+    """also write each pool snapshot as a policy checkpoint (pool/update_N.pt)"""
+
+
+SECTIONS: dict[str, type] = {
+    "train": TrainConfig, "env": EnvConfig, "model": ModelConfig, "ppo": PPOConfig, "warmstart": WarmStartConfig,
+    "selfplay": SelfPlayConfig, "eval": EvalConfig, "checkpoint": CheckpointConfig,
+}  # fmt: skip
+
+
+@dataclass
+class Config:
+    """The whole run: every section, plus `rules` (the keys of hollywood_gin_env.Rules)."""
+
+    train: TrainConfig = field(default_factory=TrainConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    warmstart: WarmStartConfig = field(default_factory=WarmStartConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    rules: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (TOML- and checkpoint-safe)."""
+        return dataclasses.asdict(self)
+
+    def make_rules(self) -> Rules:
+        """The `Rules` of `[rules]`."""
+        return Rules.from_dict(self.rules)
+
+    def policy_config(self) -> dict[str, Any]:
+        """The checkpoint config of the policy network this run trains."""
+        m = self.model
+        return {"arch": m.arch, "hidden_sizes": list(m.hidden_sizes), "activation": m.activation,
+                "card_channels": m.card_channels, "deterministic": True}  # fmt: skip
+
+
+def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:
+    """The value converted to the field's type; ValueError naming the key, the value and what is allowed."""
+    if get_origin(hint) is list:
+        if not isinstance(value, list) or (meta.get("nonempty") and not value):
+            raise ValueError(f"{key}={value!r} must be a {'non-empty ' if meta.get('nonempty') else ''}list")
+        return [_check_value(f"{key}[{i}]", v, get_args(hint)[0], meta) for i, v in enumerate(value)]
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{key}={value!r} must be true or false")
+        return value
+    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"{key}={value!r} must be an integer")
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{key}={value!r} must be a number")
+        value = float(value)
+    if hint is str and not isinstance(value, str):
+        raise ValueError(f"{key}={value!r} must be a string")
+    if meta.get("choices") and value not in meta["choices"]:
+        raise ValueError(f"{key}={value!r} is not allowed: use one of {', '.join(map(repr, meta['choices']))}")
+    low, high = meta.get("low"), meta.get("high")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bound = f"{low} <= value" + (f" <= {high}" if high is not None else "")
+        raise ValueError(f"{key}={value!r} is out of range: allowed {bound}")
+    return value
+
+
+def _section(name: str, cls: type, data: Any) -> Any:
+    """One section's dataclass from its TOML table."""
+    if not isinstance(data, dict):
+        raise ValueError(f"[{name}] must be a table, got {data!r}")
+    hints = get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown key {name}.{unknown[0]} (value {data[unknown[0]]!r}); "
+                         f"[{name}] allows: {', '.join(fields)}")  # fmt: skip
+    values = {k: _check_value(f"{name}.{k}", v, hints[k], dict(fields[k].metadata)) for k, v in data.items()}
+    return cls(**values)
+
+
+def config_from_dict(data: dict[str, Any]) -> Config:
+    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
+    unknown = sorted(set(data) - set(SECTIONS) - {"rules"})
+    if unknown:
+        raise ValueError(f"unknown config section [{unknown[0]}]; allowed: {', '.join([*SECTIONS, 'rules'])}")
+    sections = {name: _section(name, cls, data.get(name, {})) for name, cls in SECTIONS.items()}
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict):
+        raise ValueError(f"[rules] must be a table, got {rules!r}")
+    config = Config(**sections, rules=dict(rules))
+    config.make_rules()  # Rules names any bad key or value
+    _check_across(config)
+    return config
+
+
+def _check_across(config: Config) -> None:
+    """Constraints between fields."""
+    mix = config.selfplay
+    if mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight <= 0:
+        raise ValueError("selfplay: the opponent weights (self, snapshot, expert, greedy) must not all be 0")
+    if config.eval.matches % 2:
+        raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """("section.key", value) from "section.key=value"; the value is read as TOML, else as a bare string."""
+    key, sep, raw = text.partition("=")
+    path = key.strip().split(".")
+    if not sep or len(path) != 2 or not all(path):
+        raise ValueError(f"--set {text!r} must look like section.key=value (e.g. train.lr=1e-4)")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    return path, value
+
+
+def load_config(path: str | None = None, overrides: list[str] = ()) -> Config:
+    """The checked Config of a TOML file (None: every default) with `section.key=value` overrides applied."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"config file not found: {path}") from None
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path} is not valid TOML: {error}") from None
+    for text in overrides:
+        (section, key), value = parse_override(text)
+        if not isinstance(data.setdefault(section, {}), dict):
+            raise ValueError(f"--set {text!r}: [{section}] is not a table")
+        data[section][key] = value
+    return config_from_dict(data)
+
+
+def to_toml(config: Config) -> str:
+    """The config as a TOML document (written into the run directory)."""
+    lines = []
+    for name, values in config.to_dict().items():
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)

@@ -1,0 +1,114 @@
+"""The opponent pool: the learner itself, frozen past snapshots, and the heuristics as fixed anchors.
+
+Each new match draws its opponent: "self" (the current policy in both seats, both seats train), a snapshot, `expert`
+or `greedy`, with the configured weights (a snapshot draw falls back to self while the pool is empty). A snapshot is
+a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest `pool_size`. Which
+snapshot: prioritised fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is the learner's win
+rate against it in training matches (a snapshot never played counts w = 0.5), so the snapshots that still beat the
+learner are met most. Frozen opponents sample from their policy (they are not trained on).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.config import SelfPlayConfig
+from agents.ppo import sample_masked
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+
+SELF, GREEDY, EXPERT = -1, 0, 1
+FIRST_SNAPSHOT = 2
+NAMES = {SELF: "self", GREEDY: "greedy", EXPERT: "expert"}
+PRIORITY_FLOOR = 0.05
+
+
+class OpponentPool:
+    """Opponent ids: SELF (-1), GREEDY (0), EXPERT (1), snapshot slot k (2 + k)."""
+
+    def __init__(self, config: SelfPlayConfig, policy_config: dict[str, Any]) -> None:
+        self.config = config
+        self.policy_config = check_policy_config(dict(policy_config))
+        self.heuristics = {GREEDY: load_agent("greedy"), EXPERT: load_agent("expert")}
+        self.snapshots: list[nn.Module] = []
+        self.updates: list[int] = []  # the update each slot's snapshot was taken at
+        self.wins = np.zeros(config.pool_size)  # learner wins and matches against each slot
+        self.played = np.zeros(config.pool_size)
+        self.next_slot = 0
+
+    def add(self, policy: nn.Module, update: int) -> None:
+        """Freeze a copy of the policy into the pool (replacing the oldest snapshot when full)."""
+        frozen = build_policy({**self.policy_config})
+        frozen.load_state_dict(policy.state_dict())
+        frozen.eval().requires_grad_(False)
+        slot = self.next_slot
+        if slot == len(self.snapshots):
+            self.snapshots.append(frozen)
+            self.updates.append(update)
+        else:
+            self.snapshots[slot], self.updates[slot] = frozen, update
+        self.wins[slot] = self.played[slot] = 0.0
+        self.next_slot = (slot + 1) % self.config.pool_size
+
+    def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
+        """Opponent ids for `count` new matches."""
+        c = self.config
+        weights = np.array([c.self_weight, c.snapshot_weight, c.expert_weight, c.greedy_weight], dtype=np.float64)
+        kinds = rng.choice(4, size=count, p=weights / weights.sum())
+        ids = np.select([kinds == 0, kinds == 2, kinds == 3], [SELF, EXPERT, GREEDY], default=FIRST_SNAPSHOT)
+        snapshot_rows = ids == FIRST_SNAPSHOT
+        if not self.snapshots:
+            ids[snapshot_rows] = SELF
+        elif snapshot_rows.any():
+            ids[snapshot_rows] = FIRST_SNAPSHOT + rng.choice(len(self.snapshots), size=int(snapshot_rows.sum()),
+                                                             p=self.snapshot_weights())  # fmt: skip
+        return ids.astype(np.int64)
+
+    def snapshot_weights(self) -> np.ndarray:
+        """The probability of drawing each snapshot (module docstring)."""
+        k = len(self.snapshots)
+        win = np.where(self.played[:k] > 0, self.wins[:k] / np.maximum(self.played[:k], 1), 0.5)
+        weights = (1.0 - win + PRIORITY_FLOOR) ** self.config.priority_exponent
+        return weights / weights.sum()
+
+    def record(self, opponents: np.ndarray, learner_won: np.ndarray) -> None:
+        """Count finished training matches against snapshots."""
+        for opponent, won in zip(opponents, learner_won, strict=True):
+            if opponent >= FIRST_SNAPSHOT:
+                self.played[opponent - FIRST_SNAPSHOT] += 1
+                self.wins[opponent - FIRST_SNAPSHOT] += bool(won)
+
+    def win_rate(self) -> float:
+        """The learner's win rate over all recorded matches against the current snapshots (nan if none)."""
+        played = self.played.sum()
+        return float(self.wins.sum() / played) if played else float("nan")
+
+    def act(self, opponent: int, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator) -> np.ndarray:
+        """The opponent's actions for its rows (snapshots sample their masked policy with the trainer's generator)."""
+        if opponent in self.heuristics:
+            return self.heuristics[opponent].act(obs, masks)
+        with torch.no_grad():
+            logits = self.snapshots[opponent - FIRST_SNAPSHOT](torch.from_numpy(obs))
+            return sample_masked(logits, torch.from_numpy(masks.astype(np.bool_)), generator).numpy()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Plain data and tensors (for the training checkpoint)."""
+        return {"snapshots": [s.state_dict() for s in self.snapshots], "updates": list(self.updates),
+                "wins": torch.from_numpy(self.wins.copy()), "played": torch.from_numpy(self.played.copy()),
+                "next_slot": self.next_slot}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` saved."""
+        self.snapshots, self.updates = [], []
+        for weights, update in zip(state["snapshots"], state["updates"], strict=True):
+            frozen = build_policy({**self.policy_config})
+            frozen.load_state_dict(weights)
+            self.snapshots.append(frozen.eval().requires_grad_(False))
+            self.updates.append(int(update))
+        self.wins = state["wins"].numpy().copy()
+        self.played = state["played"].numpy().copy()
+        self.next_slot = int(state["next_slot"])

@@ -1,0 +1,122 @@
+"""train.py end to end, in subprocesses: TensorBoard scalars, checkpoints that play, resume, Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("tensorboard")
+
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.evaluate import play_pair  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+
+
+def run_train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """python train.py ARGS from the repository root; fails the test with its output if it fails."""
+    done = subprocess.run([sys.executable, "train.py", *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def scalars(run_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar of the run's TensorBoard event files, read back with TensorBoard's own reader."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("runs") / "smoke"
+    run_train(*SMOKE, "--run-dir", str(run_dir))
+    return run_dir
+
+
+def test_smoke_run_logs_tensorboard_scalars(smoke_run):
+    logged = scalars(smoke_run)
+    for tag in ("charts/SPS", "charts/learning_rate", "losses/policy_loss", "losses/value_loss", "losses/entropy",
+                "losses/approx_kl", "losses/clipfrac", "losses/explained_variance", "time/rollout_s",
+                "time/update_s", "selfplay/pool_size", "hands/dead_rate", "hands/gin_rate", "hands/hand_length",
+                "eval/match_win_rate_vs_expert", "eval/match_win_low_vs_expert", "eval/match_win_rate_vs_greedy",
+                "eval/points_per_hand_vs_expert", "warmstart/accuracy", "hparams/win_vs_expert"):  # fmt: skip
+        assert tag in logged, f"{tag} missing from {sorted(logged)}"
+    assert len(logged["charts/SPS"]) == 4  # one per update of configs/smoke.toml
+    steps = [step for step, _ in logged["charts/SPS"]]
+    assert steps == sorted(steps) and len(set(steps)) == 4
+    lr = [value for _, value in logged["charts/learning_rate"]]
+    assert lr[0] > lr[-1] > 0  # annealed
+    assert all(0.0 <= value <= 1.0 for _, value in logged["eval/match_win_rate_vs_expert"])
+
+
+def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
+    assert "[ppo]" in (smoke_run / "config.toml").read_text()
+    for name in ("last.pt", "best.pt", "policy.pt"):
+        agent = load_agent(f"checkpoint:{smoke_run / name}")
+        record = play_pair(agent, load_agent("greedy"), 4, seed=1)
+        assert record.illegal[0] == 0 and record.decisions[0] > 0
+    data = torch.load(smoke_run / "policy.pt", weights_only=True)
+    assert data["version"] == 2 and data["config"]["arch"] == "cards"
+    assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
+
+
+def test_resumed_run_equals_uninterrupted(tmp_path):
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    run_train(*SMOKE, "--run-dir", str(whole))
+    stopped = run_train(*SMOKE, "--run-dir", str(split), "--stop-after", "1")
+    assert "resume with: python train.py --resume" in stopped.stderr
+    assert not (split / "policy.pt").exists()
+    run_train("--resume", str(split), "--no-progress", "--stop-after", "2")
+    run_train("--resume", str(split / "last.pt"), "--no-progress")
+    a = torch.load(whole / "policy.pt", weights_only=True)["state_dict"]
+    b = torch.load(split / "policy.pt", weights_only=True)["state_dict"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    # TensorBoard continues without duplicate steps: one SPS point per update, as in the whole run
+    assert [s for s, _ in scalars(split)["charts/SPS"]] == [s for s, _ in scalars(whole)["charts/SPS"]]
+
+
+def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
+    run_dir = tmp_path / "interrupted"
+    process = subprocess.Popen([sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir),
+                                "--set", "train.updates=100000"], cwd=ROOT, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 240
+    while not (run_dir / "last.pt").exists() and time.time() < deadline and process.poll() is None:
+        time.sleep(0.5)
+    time.sleep(2.0)  # inside the PPO loop now
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, out + err
+    assert "resume with: python train.py --resume" in err
+    agent = load_agent(f"checkpoint:{run_dir / 'last.pt'}")
+    actions = agent.act(np.zeros((1, 564), dtype=np.float32), np.eye(107, dtype=np.int8)[[0]])
+    assert actions.tolist() == [0]
+    saved = torch.load(run_dir / "last.pt", weights_only=True)
+    assert saved["train"]["progress"]["update"] >= 1
+
+
+def test_bad_config_value_fails_with_the_named_error(tmp_path):
+    done = subprocess.run([sys.executable, "train.py", *SMOKE, "--set", "ppo.epochs=0", "--run-dir",
+                           str(tmp_path / "bad")], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0
+    assert "ppo.epochs=0 is out of range" in done.stderr
+
+
+def test_resume_from_a_policy_only_file_is_a_clear_error(smoke_run):
+    done = subprocess.run([sys.executable, "train.py", "--resume", str(smoke_run / "policy.pt")], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0 and "no training state" in done.stderr
