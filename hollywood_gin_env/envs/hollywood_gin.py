@@ -9,8 +9,9 @@ import numpy as np
 from gymnasium import spaces
 
 from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.envs.spaces import match_text, observation_space
+from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -159,7 +160,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def render_text(self) -> str:
         """The match as text: both hands (the learner marked), the pile and the score sheet."""
-        return match_text(self._table.engine, 0, int(self._table.seats[0]))
+        return render_match(self._table.engine, 0, int(self._table.seats[0]))
 
     @property
     def engine(self) -> Engine:
