@@ -112,7 +112,9 @@ def move_sentences(events: Sequence[Event], viewer: int | None, names: Sequence[
 
 
 def _spread_line(name: str, melds: list[list[int]], deadwood: list[int], count: int, layoffs: Text | None) -> Text:
-    parts = [Text("[") + cards_text(by_rank(m)) + Text("]") for m in melds]
+    parts = [
+        Text("[") + cards_text(m) + Text("]") for m in sorted((by_rank(m) for m in melds), key=lambda m: rank_of(m[0]))
+    ]
     if layoffs is not None:
         parts.append(layoffs)
     if deadwood:
