@@ -61,10 +61,15 @@ class Table:
         self.shown = len(game.events)
         self.drawn_at = -1  # the event count when the table was last shown: redraw it only after a move
 
-    def save(self) -> None:
-        """Save the match if a save file was given."""
+    def save(self) -> bool:
+        """Save the match if a save file was given; False (with the reason shown) if that failed."""
         if self.save_path:
-            save_match(self.save_path, self.game, self.human, self.opponent)
+            try:
+                save_match(self.save_path, self.game, self.human, self.opponent)
+            except OSError as error:
+                self.console.print(f"Could not save the match to {self.save_path}: {error}", style="red")
+                return False
+        return True
 
     def news(self) -> None:
         """Print the end of every hand that ended since the last call."""
@@ -84,6 +89,7 @@ class Table:
             self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
         obs = self.game.observation(1 - self.human)
         self.game.step(int(self.agent.act(obs["observation"][None], obs["action_mask"][None])[0]))
+        self.save()
 
     def command(self, text: str) -> bool:
         """Carry out one typed command; False when the player asked to quit."""
@@ -94,7 +100,7 @@ class Table:
             return True
         if command.kind == "play":
             self.game.step(command.action)
-            self.save()
+            self.save()  # after every move, so a crash loses nothing
         elif command.kind == "hint":
             for line in hint_lines(self.game, self.human, self.agent):
                 self.console.print(line)
@@ -113,7 +119,6 @@ class Table:
             while True:
                 self.news()
                 if self.game.done:
-                    self.save()
                     self.console.print(table(self.game, self.human, self.names))
                     return 0
                 if self.game.current_player != self.human:
@@ -129,16 +134,20 @@ class Table:
             return self.leave()
 
     def leave(self) -> int:
-        """Leave mid-match: save to the save file, or offer to save."""
-        if not self.save_path:
-            try:
-                self.save_path = self.console.input("Save the match to a file before leaving? (name, or Enter: no) ")
-            except (EOFError, KeyboardInterrupt):
-                self.save_path = None
-            self.save_path = (self.save_path or "").strip() or None
-        if self.save_path:
-            self.save()
-            self.console.print(f"Saved. Resume with: python play.py --resume {self.save_path}")
+        """Leave mid-match: save to the save file, or offer to save (again, if saving failed)."""
+        while True:
+            if not self.save_path:
+                try:
+                    name = self.console.input("Save the match to a file before leaving? (name, or Enter: no) ")
+                except (EOFError, KeyboardInterrupt):
+                    name = ""
+                self.save_path = name.strip() or None
+                if not self.save_path:
+                    break
+            if self.save():
+                self.console.print(f"Saved. Resume with: python play.py --resume {self.save_path}")
+                break
+            self.save_path = None
         self.console.print("Bye.")
         return 0
 
@@ -185,7 +194,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """The `python play.py` command line."""
     args = parse_args(argv)
-    console = Console(no_color=args.no_color, highlight=False, markup=False, soft_wrap=True)
+    console = Console(color_system=None if args.no_color else "auto", highlight=False, markup=False, soft_wrap=True)
     try:
         if args.replay:
             return replay(args.replay, console)
@@ -200,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         console.print(f"play.py: error: {error}", style="red")
         return 2
-    return session.run()
+    return session.run() if session.save() else 2
 
 
 if __name__ == "__main__":
