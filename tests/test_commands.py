@@ -3,11 +3,15 @@ message (a CommandError, which is a ValueError) while the game stays exactly as 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.cards import SUITS, card_name, parse_card, parse_cards
 from hollywood_gin_env.commands import Command, CommandError, parse_card_token, parse_command
 from hollywood_gin_env.game import Game
+from hollywood_gin_env.hints import hint_lines
+from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
@@ -191,3 +195,42 @@ def test_pass_outside_the_offer():
     game.step(DISCARD_BASE + parse_card("5C"))
     with pytest.raises(CommandError, match="You can pass only on the upcard offer or the last discard"):
         parse_command("p", game, 0)
+
+
+def test_last_discard_phase_under_may_take_to_knock():
+    """With 2 stock cards left the opponent may take the last discard only to knock (R28), or pass: the hand dies."""
+    game = Game(Rules(last_discard_rule="may_take_to_knock"), seed=9)
+    rng = np.random.default_rng(9)
+    while game.phase != "last_discard":
+        game.step(int(rng.choice([a for a in game.legal_actions() if a < KNOCK_BASE])))
+    player, top = game.current_player, card_name(game.discard_pile[-1])
+    with pytest.raises(CommandError, match=f"The stock is down to 2: you may only take {top} to knock, or pass"):
+        parse_command("d", game, player)
+    assert parse_command("p", game, player) == Command("play", ACTION_PASS)
+    assert parse_command("t", game, player) == Command("play", ACTION_TAKE)
+    game.step(ACTION_TAKE)
+    held = [c for c in game.hand(player) if DISCARD_BASE + c not in game.legal_actions() and c != parse_card(top)]
+    with pytest.raises(CommandError, match="You took the last discard, so you must knock, not discard"):
+        parse_command(card_name(held[0]), game, player)
+
+
+def test_hint_of_a_heuristic_and_of_a_checkpoint(tmp_path):
+    """A heuristic names its choice; a checkpoint gives its top probabilities (a zero network: uniform over the
+    legal actions). Both add the deadwood figures, and neither changes the game."""
+    game = at_discard(take=False)
+    before = state(game)
+    lines = hint_lines(game, 1, load_agent("greedy"))
+    assert lines[0] == "greedy would discard KC."
+    assert lines[1].startswith("Deadwood after each discard: QD 20, KC 20, 5C 25, ")
+    torch = pytest.importorskip("torch")
+    from hollywood_gin_env.agents.policy import MLPPolicy, save_checkpoint
+
+    policy = MLPPolicy(OBS_SIZE, 107, [8], "relu")
+    for parameter in policy.parameters():
+        torch.nn.init.zeros_(parameter)
+    save_checkpoint(tmp_path / "zero.pt", policy, {"hidden_sizes": [8]})
+    offer = table_game()
+    lines = hint_lines(offer, 1, load_agent(f"checkpoint:{tmp_path / 'zero.pt'}"))
+    assert lines[0].endswith("would: take 2S 50%, pass 50%")
+    assert lines[1] == "Your deadwood is 25; taking 2S and discarding QD or KC would leave 17."
+    assert state(game) == before
