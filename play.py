@@ -48,7 +48,11 @@ def load_match(path: str) -> tuple[Game, int, str]:
         raise ValueError(f"cannot read the saved match {path}: {error}") from None
     if not isinstance(data, dict) or data.get("format") != FILE_FORMAT or data.get("human_seat") not in (0, 1):
         raise ValueError(f"{path} is not a match saved by play.py (expected format {FILE_FORMAT!r})")
-    return Game.replay(data["events"]), data["human_seat"], str(data.get("opponent", "expert"))
+    try:
+        game = Game.replay(data["events"])
+    except (KeyError, TypeError, ValueError) as error:  # a hand-edited or damaged log
+        raise ValueError(f"{path} holds no replayable match: {error!r}") from None
+    return game, data["human_seat"], str(data.get("opponent", "expert"))
 
 
 class Table:
@@ -178,7 +182,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
     parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")
-    parser.add_argument("--deck", help="fix the first deal: 52 cards, dealt as the README's Game section says")
+    parser.add_argument("--deck", help="fix the first deal: 52 cards (README, 'Play against a bot')")
     parser.add_argument("--no-color", action="store_true", help="plain text, no colours")
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
     parser.add_argument("--resume", metavar="PATH", help="continue a saved match (and keep saving to it)")
