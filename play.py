@@ -82,9 +82,8 @@ class Table:
             if events[i]["type"] == "hand_result":
                 hand = next(e["hand"] for e in reversed(events[:i]) if e["type"] == "deal")
                 self.console.rule(f"Hand {hand} ends")
-                for line in hand_end_lines(events, i, self.game.rules, self.names):
+                for line in hand_end_lines(events, i, self.game.rules, self.names, self.human):
                     self.console.print(line)
-                self.console.print(sheet_text(self.game, self.names))
         self.shown = len(events)
 
     def bot_move(self) -> None:

@@ -77,7 +77,8 @@ def action_words(action: int, game: Game) -> str:
 def legal_summary(game: Game) -> str:
     """What the player to act may do now, as commands."""
     legal = game.legal_actions()
-    plain = [f"{action_words(a, game)} ({'dtp'[a]})" for a in legal if a < DISCARD_BASE]
+    keys = {ACTION_DRAW_STOCK: "d", ACTION_TAKE: "t", ACTION_PASS: "p"}
+    plain = [f"{action_words(a, game)} ({keys[a]})" for a in legal if a in keys]
     discards = [card_name(a - DISCARD_BASE) for a in legal if DISCARD_BASE <= a < KNOCK_BASE]
     knocks = [card_name(a - KNOCK_BASE) for a in legal if a >= KNOCK_BASE]
     if discards:

@@ -161,18 +161,20 @@ def _close_words(close: Event, rules: Rules, names: Sequence[str]) -> str:
     return line + (f"; net {close['net']} ({', '.join(bonuses)})." if bonuses else f"; net {close['net']}.")
 
 
-def hand_end_lines(events: Sequence[Event], index: int, rules: Rules, names: Sequence[str]) -> list[Text]:
-    """The hand that ended at events[index] (its "hand_result"): both spreads, the score, closed games."""
+def hand_end_lines(
+    events: Sequence[Event], index: int, rules: Rules, names: Sequence[str], viewer: int | None = None
+) -> list[Text]:
+    """The hand that ended at events[index] (its "hand_result"): its last turn as `viewer` saw it, both spreads,
+    the score, closed games and the match result."""
     result = events[index]
+    lines = move_sentences(hand_events(events[: index + 1]), viewer, names)[-1:]
     if result["kind"] == "dead":
         deal = next((e for e in events[index:] if e["type"] == "deal"), None)
         again = f" {names[deal['dealer']]} {verb(names[deal['dealer']], 'deal', 'deals')} again." if deal else ""
-        lines = [Text(f"Dead hand: the stock is down to {rules.dead_hand_stock_size} cards. Nobody scores.{again}")]
+        lines.append(Text(f"Dead hand: the stock is down to {rules.dead_hand_stock_size} cards. Nobody scores.{again}"))
     else:
         spread, knocker = events[index - 1], result["knocker"]
-        lines = [
-            Text(f"{names[knocker]} {'went gin' if result['kind'] == 'gin' else 'knocked'}, discarding ")
-            + card_text(result["knock_discard"]) + Text("."),
+        lines += [
             _spread_line(names[knocker], spread["knocker_melds"], spread["knocker_deadwood_cards"],
                          result["knocker_deadwood"], None),
             _spread_line(names[1 - knocker], spread["defender_melds"], spread["defender_deadwood_cards"],

@@ -30,6 +30,7 @@ from hollywood_gin_env.narrate import (
     public_took,
     verb,
 )
+from hollywood_gin_env.state import ACTION_TAKE, KNOCK_BASE
 
 RECENT_PILE = 6  # discards shown to a seat: enough to read the opponent, short enough for one line
 LAST_MOVES = 2  # move sentences shown under the table: the opponent's turn and your own draw
@@ -64,10 +65,10 @@ def phase_words(game: Game, player: int) -> str:
     if game.phase.startswith("offer"):
         return f"upcard offer: take {top} (t) or pass (p)"
     if game.phase == "draw":
-        take = f" or take {top} from the pile (t)" if 1 in legal else ""
+        take = f" or take {top} from the pile (t)" if ACTION_TAKE in legal else ""
         return f"draw from the stock (d){take}"
     if game.phase == "discard":
-        knock = " or knock (knock 7h)" if any(a >= 55 for a in legal) else ""
+        knock = " or knock (knock 7h)" if any(a >= KNOCK_BASE for a in legal) else ""
         return f"you hold {len(game.hand(player))} cards: discard one (e.g. 7h){knock}"
     if game.phase == "last_discard":
         return f"the stock is down to {game.stock_size}: take {top} only to knock (t), or pass (p) and the hand is dead"
@@ -103,8 +104,9 @@ def _pile_line(game: Game, viewer: int | None) -> Text:
     pile = game.discard_pile
     shown = pile if viewer is None else pile[-RECENT_PILE:]
     line = Text(f"Stock {game.stock_size} · Face-up ") + (card_text(pile[-1]) if pile else Text("none"))
-    label = "Pile (bottom first)" if viewer is None else f"Pile ({len(pile)}, recent last)"
-    return line + Text(f" · {label}: ") + (cards_text(shown) if pile else Text("empty"))
+    more = "… " if len(shown) < len(pile) else ""
+    line += Text(f" · Pile ({len(pile)} cards, newest last): {more}")
+    return line + (cards_text(shown) if pile else Text("empty"))
 
 
 def _hidden_hand_line(game: Game, seat: int, names: tuple[str, str]) -> Text:

@@ -71,7 +71,7 @@ def test_the_table_an_illegal_command_and_a_hand_to_its_scored_end(tmp_path):
     assert not set(CARD.findall(shown)) & set(BOT_CARDS.split()), "a hidden card of the bot was shown"
     child.sendline("knock 9d")
     end = screen(child)
-    assert "You knocked, discarding 9D." in end
+    assert "You took 2C from the pile and knocked, discarding 9D." in end
     assert "laid off 6H on 3H 4H 5H" in end and "5S 7D 7C 9S KH   deadwood 38" in end
     assert "Knock: 38 \u2212 2 = 36 points to you, entered in game 1." in end
     assert re.search(r"G1: (You  36 \(1\)   Bot   0 \(0\)|Bot   0 \(0\)   You  36 \(1\))   open", end)

@@ -52,21 +52,20 @@ def random_positions(seed: int, steps: int):
         yield game
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 def test_a_viewer_never_sees_a_card_it_may_not_know(seed):
-    """Over hundreds of random positions the viewer's text names only cards it has seen, in plain and in colour;
-    the opponent's unseen cards and the stock never appear, while the viewer's own hand always does."""
+    """Over hundreds of random positions the viewer's text names only cards it has seen (in colour every fourth
+    time); the opponent's unseen cards and the stock never appear, while the viewer's own hand always does."""
     checked = 0
-    for game in random_positions(seed, 300):
+    for game in random_positions(seed, 250):
         for viewer in (0, 1):
             allowed = seen_by(game, viewer)
-            for color in (False, True):
-                text = re.sub(r"\x1b\[[0-9;]*m", "", render(game, viewer, color=color))
-                named = set(CARD.findall(text))
-                assert named <= allowed, f"viewer {viewer} sees {named - allowed}:\n{text}"
-                assert {card_name(c) for c in game.hand(viewer)} <= named
+            text = re.sub(r"\x1b\[[0-9;]*m", "", render(game, viewer, color=checked % 4 == 0))
+            named = set(CARD.findall(text))
+            assert named <= allowed, f"viewer {viewer} sees {named - allowed}:\n{text}"
+            assert {card_name(c) for c in game.hand(viewer)} <= named
             checked += 1
-    assert checked >= 200
+    assert checked >= 300
 
 
 def test_without_a_viewer_everything_is_shown():
@@ -118,7 +117,7 @@ def test_hand_end_e1_knock_with_layoffs():
     spread = next(e for e in game.events if e["type"] == "spread")
     assert spread["knocker_deadwood_cards"] == [parse_card("2C")]
     text = end_text(game, ("Bot", "You"))
-    assert "You knocked, discarding 9D." in text
+    assert "You took 2C from the pile and knocked, discarding 9D." in text
     assert re.search(r"You: \[3H 4H 5H\]  \[8S 8D 8C\]  \[JS QS KS\]  2C   deadwood 2", text)
     assert "laid off 6H on 3H 4H 5H" in text and "laid off 8H on 8S 8D 8C" in text
     assert re.search(r"Bot: \[AD 2D 3D\] .* 5S 7D 7C 9S KH   deadwood 38", text)
@@ -128,7 +127,8 @@ def test_hand_end_e1_knock_with_layoffs():
 def test_hand_end_gin_and_undercut_words():
     """E5 gin: 25 + 51 = 76. E2 undercut: the defender scores 10 + (8 - 3) = 15."""
     gin = knock_hand("6C 7C 8C QH QD QS 2S 3S 4S KC", "9C QC AS 4D 5D 6D KH KD 3H 8H", "5S", "KC")
-    assert "P1 went gin, discarding KC." in end_text(gin) and "Gin: 25 + 51 = 76 points to P1" in end_text(gin)
+    assert "P1 took 5S from the pile and went gin, discarding KC." in end_text(gin)
+    assert "Gin: 25 + 51 = 76 points to P1" in end_text(gin)
     under = knock_hand("4S 5S 6S 9C 9D 9H TH JH QH KD", "7S 8S JC QC KC 5D 5C 5H AC 2D", "8C", "KD")
     assert "Undercut: 10 + (8 \u2212 3) = 15 points to P0, entered in game 1." in end_text(under)
 
@@ -142,7 +142,7 @@ def test_dead_hand_game_close_and_match_end_are_told():
         knocks = [a for a in legal if a >= KNOCK_BASE]
         game.step(int(rng.choice(knocks if knocks and rng.random() < 0.3 else legal)))
     texts = [end_text_at(game, i) for i, e in enumerate(game.events) if e["type"] == "hand_result"]
-    assert any(t.startswith("Dead hand: the stock is down to 2 cards. Nobody scores.") for t in texts)
+    assert any("discarded" in t and "\nDead hand: the stock is down to 2 cards. Nobody scores." in t for t in texts)
     assert sum("closes:" in t for t in texts) == 3 and f"Match over: P{game.winner} wins the series" in texts[-1]
     assert f"Match over: P{game.winner} wins the series" in render(game)
 
