@@ -105,7 +105,7 @@ def _pile_line(game: Game, viewer: int | None) -> Text:
     shown = pile if viewer is None else pile[-RECENT_PILE:]
     line = Text(f"Stock {game.stock_size} · Face-up ") + (card_text(pile[-1]) if pile else Text("none"))
     more = "… " if len(shown) < len(pile) else ""
-    line += Text(f" · Pile ({len(pile)} cards, newest last): {more}")
+    line += Text(f" · Pile ({len(pile)} card{'' if len(pile) == 1 else 's'}, newest last): {more}")
     return line + (cards_text(shown) if pile else Text("empty"))
 
 
