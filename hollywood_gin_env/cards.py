@@ -1,7 +1,7 @@
 """Cards: ids 0..51 (suit * 13 + rank), values, 52-bit masks, parsing and printing.
 
 Ranks run A 2 3 4 5 6 7 8 9 T J Q K (rank index 0..12, ace low); suits are S H D C
-(suit index 0..3), as in shared/RULES.md §1. Card `7H` is id 1 * 13 + 6 = 19.
+(suit index 0..3), as in docs/RULES.md §1. Card `7H` is id 1 * 13 + 6 = 19.
 """
 
 from __future__ import annotations

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from hollywood_gin_env.cards import cards_str, from_mask
+from hollywood_gin_env.cards import from_mask
 from hollywood_gin_env.engine import SEED_MASK, Engine, check_deck, describe_action
-from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES
 from hollywood_gin_env.showdown import showdown
@@ -248,25 +247,20 @@ class Game:
                 game.step(event["action"])
         return game
 
+    @classmethod
+    def view_of(cls, engine: Engine, index: int) -> Game:
+        """A copy of match `index` of a batched engine as a Game with an empty event log (to render or inspect)."""
+        game = cls.__new__(cls)
+        game._engine = Engine(1, engine.rules)
+        engine.state.copy_match(int(index), game._engine.state, 0)
+        game.rules, game.seed, game.events = engine.rules, None, []
+        return game
+
     # --- display ---------------------------------------------------------------------------------
     def __str__(self) -> str:
-        sheet = self.score_sheet
-        lines = [f"Hand {self.hand_number}  dealer P{self.dealer}  phase {self.phase}  "
-                 f"to act: {'-' if self.done else 'P' + str(self.current_player)}"]  # fmt: skip
-        for p in (0, 1):
-            hand = self.hand(p)
-            lines.append(f"P{p}: {cards_str(hand):<33} deadwood {min_deadwood_mask(sum(1 << c for c in hand))}")
-        pile = self.discard_pile
-        lines.append(f"Stock: {self.stock_size:2d}   face-up: {cards_str(pile[-1:]) or '--'}   "
-                     f"pile: {cards_str(pile)}")  # fmt: skip
-        for g in range(self.rules.num_games):
-            owner = sheet["winners"][g]
-            status = "open" if owner is None else f"won by P{owner}"
-            totals, entries = sheet["totals"][g], sheet["entries"][g]
-            lines.append(f"G{g + 1}: P0 {totals[0]:3d} ({entries[0]})  P1 {totals[1]:3d} ({entries[1]})  {status}")
-        if self.done:
-            lines.append(f"Match over: P{self.winner} wins the series")
-        return "\n".join(lines)
+        from hollywood_gin_env.render import render  # rich loads only when a match is shown
+
+        return render(self)
 
 
 def _is_int(value: Any) -> bool:

@@ -24,9 +24,10 @@ from pettingzoo.utils import wrappers
 
 from hollywood_gin_env.engine import Engine, describe_action
 from hollywood_gin_env.envs import _batch
-from hollywood_gin_env.envs.spaces import match_text, observation_space, worst_reward
+from hollywood_gin_env.envs.spaces import observation_space, worst_reward
 from hollywood_gin_env.envs.table import deal_options, match_seeds
 from hollywood_gin_env.observation import encode_one
+from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -130,7 +131,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         """The match as text in "ansi" mode (both hands, the pile, the sheet); "human" prints it, returns None."""
         if self.render_mode is None:
             return None
-        text = match_text(self._engine, 0)
+        text = render_match(self._engine, 0)
         if self.render_mode == "human":
             print(text)
             return None

@@ -1,4 +1,4 @@
-"""`Rules`: every option of shared/RULES.md §4, validated on construction and frozen.
+"""`Rules`: every option of docs/RULES.md §4, validated on construction and frozen.
 
 The engine's kernels take the rules as one int64 parameter vector (`Rules.to_params()`), indexed
 by the `P_*` constants below, so numba code never sees Python objects.
@@ -50,7 +50,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "series_winner_rule": SERIES_WINNER_RULES,
     "shutout_rule": SHUTOUT_RULES,
     # Only the automatic showdown is implemented: the action space has no meld or layoff actions
-    # (DESIGN.md), so "declared" arrangements have no way in.
+    # (docs/RULES.md A6, A7), so "declared" arrangements have no way in.
     "knocker_arrangement": ("auto",),
     "defender_layoff": ("auto_optimal",),
     # Big gin needs an action without a discard, which Discrete(107) does not have.
@@ -78,7 +78,7 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+", flags=re.ASCII)
 
 @dataclass(frozen=True)
 class Rules:
-    """The rule options of shared/RULES.md §4 (defaults as there), plus `num_games` (3 = Hollywood)."""
+    """The rule options of docs/RULES.md §4 (defaults as there), `num_games` included (3 = Hollywood)."""
 
     knock_limit: int = 10
     gin_bonus: int = 25

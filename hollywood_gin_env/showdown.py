@@ -143,8 +143,8 @@ def showdown_mask(knocker: int, defender: int, melds: np.ndarray, layoffs: np.nd
 def showdown(knocker: str | Iterable[int], defender: str | Iterable[int]) -> dict:
     """The automatic showdown of a knocker's 10 cards (after the discard) against the defender's 10.
 
-    Returns {"knocker_deadwood", "defender_deadwood", "gin", "knocker_melds", "layoffs"
-    (per knocker meld), "defender_melds", "defender_deadwood_cards"}.
+    Returns {"knocker_deadwood", "defender_deadwood", "gin", "knocker_melds", "knocker_deadwood_cards",
+    "layoffs" (per knocker meld), "defender_melds", "defender_deadwood_cards"}.
     """
     knocker_mask, defender_mask = _mask_of(knocker), _mask_of(defender)
     if knocker_mask & defender_mask:
@@ -159,6 +159,7 @@ def showdown(knocker: str | Iterable[int], defender: str | Iterable[int]) -> dic
         "defender_deadwood": int(d),
         "gin": int(k) == 0,
         "knocker_melds": [from_mask(int(m)) for m in melds[:n]],
+        "knocker_deadwood_cards": from_mask(knocker_mask & ~int(np.bitwise_or.reduce(melds[:n]) if n else 0)),
         "layoffs": [from_mask(int(m)) for m in layoffs[:n]],
         "defender_melds": own_melds,
         "defender_deadwood_cards": own_deadwood,

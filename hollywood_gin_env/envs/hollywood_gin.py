@@ -9,8 +9,9 @@ import numpy as np
 from gymnasium import spaces
 
 from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.envs.spaces import match_text, observation_space
+from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -80,7 +81,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game" or "match". `episode`: "match" or
       "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`: "end" or "raise"
       (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()` returns
-      the table as text: both hands, pile, sheet) or "human" (printed after every reset and step).
+      the table as text: both hands, pile, sheet), "human" (printed after every reset and step) or
+      "rgb_array" (`render()` returns the table as a picture, uint8[540, 960, 3], for video recorders).
 
     Reset: `reset(seed=k)` is deterministic (the engine seed k and an env stream derived from k);
     `reset()` continues both streams. `options={"deck": [...52 cards...], "first_dealer": 0 or 1}` fixes
@@ -90,7 +92,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     * v0: Initial version.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
 
     def __init__(
         self,
@@ -103,7 +105,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         render_mode: str | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human' or None")
+            raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human', 'rgb_array' or None")
         self._table = LearnerTable(1, rules, opponent, reward, episode, learner_seat, illegal_action)
         self.rules = self._table.rules
         self.observation_space = observation_space()
@@ -151,15 +153,20 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """bool[107]: the learner's legal actions now (sb3-contrib's MaskablePPO calls this)."""
         return self._table.mask[0].astype(np.bool_)
 
-    def render(self) -> str | None:
-        """The table as text in "ansi" mode; None in "human" mode (reset and step print it)."""
+    def render(self) -> str | np.ndarray | None:
+        """The table as text ("ansi"), as an RGB picture uint8[540, 960, 3] ("rgb_array"), or None ("human")."""
         if self.render_mode == "ansi":
             return self.render_text()
+        if self.render_mode == "rgb_array":
+            from hollywood_gin_env.game import Game
+            from hollywood_gin_env.picture import draw_table  # Pillow loads only when a picture is drawn
+
+            return draw_table(Game.view_of(self._table.engine, 0), int(self._table.seats[0]))
         return None
 
     def render_text(self) -> str:
         """The match as text: both hands (the learner marked), the pile and the score sheet."""
-        return match_text(self._table.engine, 0, int(self._table.seats[0]))
+        return render_match(self._table.engine, 0, int(self._table.seats[0]))
 
     @property
     def engine(self) -> Engine:

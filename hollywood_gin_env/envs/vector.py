@@ -10,8 +10,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.envs.spaces import match_text, observation_space
+from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -109,7 +110,7 @@ class HollywoodGinVectorEnv(VectorEnv):
         """One text per match in "ansi" mode (both hands, the pile, the sheet); None otherwise."""
         if self.render_mode != "ansi":
             return None
-        return [match_text(self._table.engine, i, int(self._table.seats[i])) for i in range(self.num_envs)]
+        return [render_match(self._table.engine, i, int(self._table.seats[i])) for i in range(self.num_envs)]
 
     @property
     def engine(self) -> Engine:

@@ -1,0 +1,68 @@
+"""The play program's `hint`: what a bot would do in the player's seat, and what each choice does to deadwood.
+
+A checkpoint agent (one with a `.policy` torch module returning logits) shows its top action probabilities; a
+heuristic shows its choice. The deadwood figures come from the meld solver, never from a rule written again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hollywood_gin_env.cards import card_name
+from hollywood_gin_env.commands import action_words
+from hollywood_gin_env.melds import min_deadwood
+from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+
+if TYPE_CHECKING:
+    from hollywood_gin_env.game import Game
+
+TOP_ACTIONS = 3
+
+
+def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """float64[107]: the policy's action probabilities, illegal actions at 0 (softmax over the legal logits)."""
+    import torch  # only checkpoint agents have a policy, and they have loaded torch already
+
+    with torch.no_grad():
+        logits = policy(torch.from_numpy(np.asarray(observation, dtype=np.float32)[None])).double().numpy()[0]
+    logits[np.asarray(mask) == 0] = -np.inf
+    weights = np.exp(logits - logits.max())
+    return weights / weights.sum()
+
+
+def bot_advice(game: Game, player: int, agent: Any) -> str:
+    """The agent's view of the position: top probabilities for a policy, else its choice."""
+    obs = game.observation(player)
+    if hasattr(agent, "policy"):
+        probs = policy_probabilities(agent.policy, obs["observation"], obs["action_mask"])
+        best = [int(a) for a in np.argsort(-probs, kind="stable")[:TOP_ACTIONS] if probs[a] > 0]
+        return f"{agent.name} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
+    action = int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])
+    return f"{agent.name} would {action_words(action, game)}."
+
+
+def deadwood_lines(game: Game, player: int) -> list[str]:
+    """The deadwood each legal discard leaves (discard phase), or what taking the face-up card would give."""
+    hand, legal = game.hand(player), set(game.legal_actions())
+    if any(a >= DISCARD_BASE for a in legal):
+        playable = [c for c in hand if {DISCARD_BASE + c, KNOCK_BASE + c} & legal]
+        after = {c: min_deadwood([x for x in hand if x != c]) for c in playable}
+        ranked = sorted(after, key=lambda c: (after[c], c))
+        shown = [f"{card_name(c)} {after[c]}{' knock' if KNOCK_BASE + c in legal else ''}" for c in ranked]
+        return ["Deadwood after each discard: " + ", ".join(shown) + "."]
+    if ACTION_TAKE not in legal or not game.discard_pile:
+        return []
+    top = game.discard_pile[-1]
+    banned = () if game.rules.allow_rediscard_taken_card else (top,)
+    after = {c: min_deadwood([x for x in [*hand, top] if x != c]) for c in [*hand, top] if c not in banned}
+    best = min(after.values())
+    discards = " or ".join(card_name(c) for c in sorted(after) if after[c] == best)
+    return [f"Your deadwood is {min_deadwood(hand)}; taking {card_name(top)} and discarding {discards} "
+            f"would leave {best}."]  # fmt: skip
+
+
+def hint_lines(game: Game, player: int, agent: Any) -> list[str]:
+    """The hint shown to the player to act: the bot's advice, then the deadwood figures."""
+    return [bot_advice(game, player, agent), *deadwood_lines(game, player)]

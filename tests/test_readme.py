@@ -1,0 +1,158 @@
+"""Issue 11 item 5: the README runs as written, and everything it links to is in the repository.
+
+Every ```python block of README.md is run on its own, in a fresh interpreter, so a block that leans on an import or
+a name from an earlier block fails here. New blocks are picked up automatically. A block that trains is shortened:
+`.learn(N)` and `total_timesteps=` / `total_steps=` / `timesteps=` / `num_steps=` with an integer literal run at most
+STEP_BUDGET steps, so a training block must state its length in one of those forms. A block that truly cannot run
+here (say, one that needs a trained checkpoint the repository does not ship) opts out with a first line the reader
+sees too, `# not run by tests/test_readme.py: <why>`; it is reported as skipped, never as passed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from hollywood_gin_env.rules import Rules
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RULES_DOC = ROOT / "docs" / "RULES.md"
+OPT_OUT = "# not run by tests/test_readme.py:"
+STEP_BUDGET = 512
+_STEPS = re.compile(r"(\.learn\(\s*|\b(?:total_timesteps|total_steps|timesteps|num_steps)\s*=\s*)([0-9][0-9_]*)")
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def python_blocks(text: str) -> list[tuple[int, str]]:
+    """(first line number, dedented source) of every ```python fenced block of a Markdown text."""
+    blocks, current, start, indent = [], None, 0, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if current is None:
+            match = re.match(r"^(\s*)```python\s*$", line)
+            if match:
+                current, start, indent = [], number + 1, match.group(1)
+        elif line.strip() == "```":
+            blocks.append((start, textwrap.dedent("\n".join(current)) + "\n"))
+            current = None
+        else:
+            current.append(line[len(indent) :] if line.startswith(indent) else line)
+    assert current is None, f"README.md: the ```python block from line {start} is never closed"
+    return blocks
+
+
+def shorten_training(source: str) -> str:
+    """The block with every step count it states cut to STEP_BUDGET."""
+    return _STEPS.sub(lambda m: m.group(1) + str(min(int(m.group(2).replace("_", "")), STEP_BUDGET)), source)
+
+
+BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+
+
+def _scratch_dir(tmp_path: Path) -> Path:
+    """A working folder that sees the repository's files (configs, scripts) but keeps what a block writes."""
+    for entry in ROOT.iterdir():
+        if not entry.name.startswith("."):
+            (tmp_path / entry.name).symlink_to(entry)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("line", "source"), BLOCKS, ids=[f"README.md:{line}" for line, _ in BLOCKS])
+def test_readme_python_block_runs_on_its_own(line, source, tmp_path):
+    """The block, with only its own imports, exits 0 in a fresh interpreter (training blocks shortened)."""
+    first = source.lstrip().splitlines()[0] if source.strip() else ""
+    if first.startswith(OPT_OUT):
+        reason = first[len(OPT_OUT) :].strip()
+        assert reason, f"README.md:{line}: an opted-out block must say why"
+        pytest.skip(f"README.md:{line} opts out: {reason}")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    env.pop("NUMBA_DISABLE_JIT", None)  # the blocks run the compiled engine, as a reader would
+    out = subprocess.run([sys.executable, "-c", shorten_training(source)], cwd=_scratch_dir(tmp_path), env=env,
+                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, f"README.md:{line} failed:\n{source}\n--- stderr ---\n{out.stderr[-4000:]}"
+
+
+@pytest.mark.nojit
+def test_the_block_finder_and_the_step_budget():
+    """The finder sees every fenced python block (indented ones too) and the budget rewrites what it should."""
+    text = "x\n```python\nimport a\n```\n- item\n  ```python\n  b = 1\n  ```\n```bash\nls\n```\n"
+    assert python_blocks(text) == [(3, "import a\n"), (7, "b = 1\n")]
+    assert len(BLOCKS) >= 7 and all("import" in source for _, source in BLOCKS if not source.startswith(OPT_OUT))
+    assert (
+        shorten_training("m.learn(100_000)\nm.learn(total_timesteps=64)") == "m.learn(512)\nm.learn(total_timesteps=64)"
+    )
+    assert shorten_training("train(cfg, total_steps=2_000_000)") == "train(cfg, total_steps=512)"
+
+
+@pytest.mark.nojit
+def test_training_blocks_set_torch_threads_and_say_why():
+    """Every block that trains with torch sets one thread, and the README explains the oversubscription."""
+    trains = re.compile(r"^\s*(import torch|from (sb3_contrib|stable_baselines3))", flags=re.M)
+    torch_blocks = [source for _, source in BLOCKS if trains.search(source)]
+    assert torch_blocks, "the README shows no Stable-Baselines3 block"
+    for source in torch_blocks:
+        assert "torch.set_num_threads(1)" in source, source
+    assert "oversubscribe" in README.read_text(encoding="utf-8")
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.nojit
+@pytest.mark.parametrize("doc", [README, RULES_DOC], ids=lambda p: p.name)
+def test_links_point_into_the_repository(doc):
+    """Every relative link names a file of the repository (and an existing heading); nothing points to shared/."""
+    text = doc.read_text(encoding="utf-8")
+    assert "shared/" not in text, "users never get shared/: link the repository's own documents"
+    links = [target for target in _LINK.findall(text) if not re.match(r"[a-z]+:", target)]
+    if doc == README:
+        assert "docs/RULES.md" in " ".join(links) and "LICENSE" in links
+    for target in links:
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        assert file.is_file(), f"{doc.name} links to {target}, which is not in the repository"
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", file.read_text(encoding="utf-8"), flags=re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{doc.name}: no heading for #{anchor} in {path}"
+
+
+def _shown(value: object) -> str:
+    return (
+        f'`"{value}"`'
+        if isinstance(value, str)
+        else f"`{value}`"
+        if value is None or isinstance(value, bool)
+        else str(value)
+    )
+
+
+@pytest.mark.nojit
+def test_rules_doc_lists_every_option_with_its_default():
+    """docs/RULES.md §4 has one row per Rules option, with the default Rules() holds, and no other rows."""
+    text = RULES_DOC.read_text(encoding="utf-8")
+    section = text[text.index("## 4. Options") : text.index("## 5.")]
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, flags=re.M))
+    defaults = Rules().to_dict()
+    assert set(rows) == {f.name for f in fields(Rules)}
+    for name, shown in rows.items():
+        assert shown == _shown(defaults[name]), f"{name}: docs say {shown}, Rules() holds {defaults[name]!r}"
+    for example in [f"E{n}" for n in range(1, 13)] + [f"R{n}" for n in range(1, 40)]:
+        assert f"**{example}" in text, f"docs/RULES.md lacks {example}"
+
+
+@pytest.mark.nojit
+def test_license_file_and_pyproject_agree():
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert any(dep.lower().startswith("pillow") for dep in project["dependencies"])
