@@ -62,6 +62,8 @@ class ModelConfig:
     """activation of the hidden layers"""
     card_channels: int = field(default=64, metadata=_allowed(1, 8192))
     """width of each card's hidden vector in the "cards" head"""
+    take_features: bool = False
+    """"cards" only: give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
 
 
 @dataclass
@@ -189,7 +191,7 @@ class Config:
         """The checkpoint config of the policy network this run trains."""
         m = self.model
         return {"arch": m.arch, "hidden_sizes": list(m.hidden_sizes), "activation": m.activation,
-                "card_channels": m.card_channels, "deterministic": True}  # fmt: skip
+                "card_channels": m.card_channels, "take_features": m.take_features, "deterministic": True}  # fmt: skip
 
 
 def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:

@@ -7,13 +7,15 @@ Two networks, both a torso (features) and a head (logits), so a trainer can put 
   per-card score added to "take" for the face-up card) built from each card's own planes and those of its
   neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of the
   table. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
+  With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
+  (agents/card_features.py: the exact meld solver on the observed hand).
 
 A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
 weights_only=True)`, so loading never runs pickled code:
 
     {"format": "hollywood-gin-policy", "version": 2,
      "config": {"arch": "mlp" | "cards", "obs_size": 564, "num_actions": 107, "hidden_sizes": [256, 256],
-                "activation": "relu" | "tanh", "card_channels": 64, "deterministic": True},
+                "activation": "relu" | "tanh", "card_channels": 64, "take_features": False, "deterministic": True},
      "state_dict": {...}}
 
 Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Extra top-level keys (training metadata)
@@ -33,6 +35,7 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.agents.card_features import TAKE_FEATURES, take_features
 from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE
@@ -51,6 +54,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "hidden_sizes": [256, 256],
     "activation": "relu",
     "card_channels": 64,
+    "take_features": False,
     "deterministic": True,
 }
 NUM_RANKS, NUM_SUITS = 13, 4
@@ -97,7 +101,8 @@ class MLPPolicy(nn.Module):
 class CardPolicy(nn.Module):
     """Torso over the observation; draw/take/pass logits from it, discard/knock logits per card (module docstring)."""
 
-    def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str, card_channels: int):
+    def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str, card_channels: int,
+                 take_features: bool = False) -> None:  # fmt: skip
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
@@ -106,7 +111,8 @@ class CardPolicy(nn.Module):
         self.torso, width = _mlp(obs_size, hidden_sizes, activation)
         self.feature_size = width
         self.act = ACTIVATIONS[activation]()
-        self.general = nn.Linear(width, DISCARD_BASE)
+        self.take_features = take_features
+        self.general = nn.Linear(width + (TAKE_FEATURES if take_features else 0), DISCARD_BASE)
         self.runs = nn.Linear(CARD_INPUTS * SUIT_KERNEL, card_channels)  # a card and its suit neighbours
         self.rank_mix = nn.Linear(CARD_INPUTS, card_channels, bias=False)
         self.context = nn.Linear(width, card_channels)
@@ -129,6 +135,9 @@ class CardPolicy(nn.Module):
         sets = self.rank_mix(cards.sum(1))  # (B, 13, C): the rank across the four suits
         hidden = self.act(self.runs(windows) + sets[:, None] + self.context(features)[:, None, None] + self.rank_bias)
         per_card = self.card_out(hidden).reshape(batch, NUM_CARDS, 3)
+        if self.take_features:
+            extra = take_features(observations.detach().cpu().numpy())
+            features = torch.cat([features, torch.from_numpy(extra).to(observations.device)], dim=1)
         general = self.general(features)
         # taking the face-up card is worth what that card is worth to this hand: its own per-card score
         face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
@@ -162,7 +171,7 @@ def build_policy(config: dict[str, Any]) -> nn.Module:
     hidden = [int(h) for h in config["hidden_sizes"]]
     if config["arch"] == "cards":
         return CardPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"],
-                          int(config["card_channels"]))  # fmt: skip
+                          int(config["card_channels"]), config["take_features"])  # fmt: skip
     return MLPPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"])
 
 
@@ -178,8 +187,9 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
         raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
     if full["activation"] not in ACTIVATIONS:
         raise ValueError(f"{where}: activation={full['activation']!r} is not one of {tuple(ACTIVATIONS)}")
-    if not isinstance(full["deterministic"], bool):
-        raise ValueError(f"{where}: deterministic={full['deterministic']!r} must be true or false (a bool)")
+    for key in ("deterministic", "take_features"):
+        if not isinstance(full[key], bool):
+            raise ValueError(f"{where}: {key}={full[key]!r} must be true or false (a bool)")
     hidden = full["hidden_sizes"]
     if not isinstance(hidden, (list, tuple)) or not hidden or not all(_is_width(h) for h in hidden):
         raise ValueError(f"{where}: hidden_sizes={hidden!r} must be a non-empty list of ints in 1..{MAX_WIDTH}")

@@ -1,0 +1,127 @@
+"""Policy networks and the checkpoint reader: both architectures round-trip, version 1 still loads, and every
+malformed file is refused with an error naming the path and the field, before any network is built."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.policy import (  # noqa: E402
+    CardPolicy,
+    MLPPolicy,
+    build_policy,
+    check_policy_config,
+    load_checkpoint,
+    save_checkpoint,
+)
+from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
+
+SMALL = {"arch": "cards", "hidden_sizes": [16], "card_channels": 4}
+
+
+def _write(path, data):
+    torch.save(data, path)
+    return path
+
+
+def _valid(arch="cards"):
+    config = check_policy_config({**SMALL, "arch": arch})
+    return config, build_policy(config)
+
+
+@pytest.mark.parametrize("arch", ["mlp", "cards"])
+def test_both_architectures_round_trip_and_play_legally(tmp_path, arch):
+    config, policy = _valid(arch)
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, policy, config, note="kept")
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config["arch"] == arch and type(loaded) is type(policy)
+    obs = torch.rand(64, OBS_SIZE)
+    assert torch.equal(loaded(obs), policy(obs))
+    agent = load_agent(f"checkpoint:{path}")
+    masks = (np.random.default_rng(0).random((64, NUM_ACTIONS)) < 0.1).astype(np.int8)
+    masks[:, 0] = 1
+    actions = agent.act(obs.numpy(), masks)
+    assert masks[np.arange(64), actions].all()
+
+
+def test_card_policy_scores_every_card_with_the_same_weights():
+    torch.manual_seed(0)
+    policy = CardPolicy(OBS_SIZE, NUM_ACTIONS, [16], "relu", 8)
+    obs = torch.zeros(1, OBS_SIZE)
+    # the same card situation in two suits (7H alone, 7S alone in hand) gives the same discard logit
+    seven_hearts, seven_spades = 2 * 13 + 6, 3 * 13 + 6
+    a, b = obs.clone(), obs.clone()
+    a[0, seven_hearts] = 1.0
+    b[0, seven_spades] = 1.0
+    # suits only differ in the torso's view; with equal torso features the per-card scores must match
+    features = policy.features(a)
+    logits_a, logits_b = policy.head(a, features), policy.head(b, features)
+    assert torch.allclose(logits_a[0, 3 + seven_hearts], logits_b[0, 3 + seven_spades])
+
+
+def test_version_1_mlp_checkpoints_still_load(tmp_path):
+    policy = MLPPolicy(OBS_SIZE, NUM_ACTIONS, [8], "tanh")
+    config = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "hidden_sizes": [8], "activation": "tanh",
+              "deterministic": True}  # fmt: skip
+    path = _write(tmp_path / "v1.pt", {"format": "hollywood-gin-policy", "version": 1, "config": config,
+                                       "state_dict": policy.state_dict()})  # fmt: skip
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config["arch"] == "mlp"
+    obs = torch.rand(4, OBS_SIZE)
+    assert torch.equal(loaded(obs), policy(obs))
+
+
+def _bad(tmp_path, **changes):
+    config, policy = _valid("mlp")
+    data = {"format": "hollywood-gin-policy", "version": 2, "config": config, "state_dict": policy.state_dict()}
+    for key, value in changes.items():
+        if key in data:
+            data[key] = value
+        else:
+            data["config"] = {**data["config"], key: value}
+    return _write(tmp_path / "bad.pt", data)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"hidden_sizes": [400000]}, "hidden_sizes=[400000] must be a non-empty list of ints in 1..8192"),
+        ({"hidden_sizes": [4096]}, "does not fit the config"),
+        ({"hidden_sizes": "16"}, "hidden_sizes='16'"),
+        ({"deterministic": "false"}, "deterministic='false' must be true or false"),
+        ({"activation": "gelu"}, "activation='gelu'"),
+        ({"arch": "transformer"}, "arch='transformer'"),
+        ({"obs_size": 500}, "obs_size=500"),
+        ({"colour": "red"}, "unknown policy config keys ['colour']"),
+        ({"format": "something-else"}, "format='something-else'"),
+        ({"version": 99}, "version=99"),
+        ({"state_dict": {"net.0.weight": "not a tensor"}}, "state_dict must map parameter names to tensors"),
+    ],
+)
+def test_malformed_checkpoints_name_the_path_and_field(tmp_path, changes, message):
+    path = _bad(tmp_path, **changes)
+    with pytest.raises(ValueError) as error:
+        load_checkpoint(path)
+    assert message in str(error.value) and str(path) in str(error.value)
+
+
+def test_non_finite_weights_are_refused(tmp_path):
+    config, policy = _valid("mlp")
+    state = policy.state_dict()
+    state["net.0.weight"][0, 0] = float("nan")
+    path = _write(tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 2, "config": config,
+                                        "state_dict": state})  # fmt: skip
+    with pytest.raises(ValueError, match="non-finite"):
+        load_checkpoint(path)
+
+
+def test_a_directory_or_a_missing_file_is_named(tmp_path):
+    with pytest.raises(ValueError, match="is a directory"):
+        load_checkpoint(tmp_path)
+    with pytest.raises(FileNotFoundError, match="nope.pt"):
+        load_checkpoint(tmp_path / "nope.pt")
