@@ -149,7 +149,8 @@ def as_action(action: object) -> int:
     """
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         return int(action)
-    array = np.asarray(action) if isinstance(action, (np.ndarray, list, tuple)) else None
+    array_like = isinstance(action, (np.ndarray, list, tuple)) or hasattr(action, "__array__")  # e.g. a tensor
+    array = np.asarray(action) if array_like else None
     if array is None or array.dtype.kind not in "iu" or array.size != 1:
         shown = f"an array of dtype {array.dtype} and shape {array.shape}" if array is not None else repr(action)
         raise TypeError(f"an action is an integer action id (0..{NUM_ACTIONS - 1}), got {shown}")
@@ -162,8 +163,16 @@ def as_actions(actions: object, num: int, source: str = "actions") -> np.ndarray
     No silent casts: floats (1.7 is not action 1), bools, strings and other shapes raise a TypeError
     or ValueError naming the dtype or shape received. Huge unsigned ids stay illegal rather than wrap.
     """
-    array = actions if isinstance(actions, np.ndarray) else np.asarray(actions, dtype=object)
-    if array.dtype == object:  # a list: its items must all be integers
+    if isinstance(actions, np.ndarray):
+        array = actions
+    else:  # a list, or an array-like such as a torch tensor
+        if isinstance(actions, (list, tuple)) and any(isinstance(a, (bool, np.bool_)) for a in actions):
+            raise TypeError(f"{source} must be integer action ids, got a bool in {actions!r:.80}")
+        try:
+            array = np.asarray(actions)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{source} must be an integer array of shape ({num},), got {actions!r:.80}") from error
+    if array.dtype == object:  # e.g. Python ints beyond int64: each must be an integer
         if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in array.flat):
             kinds = sorted({type(a).__name__ for a in array.flat})
             raise TypeError(f"{source} must be integer action ids, got items of type {', '.join(kinds)}")

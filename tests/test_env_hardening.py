@@ -189,3 +189,22 @@ def test_the_single_env_takes_integers_and_refuses_floats():
         assert not info["illegal_action"]
         if terminated:
             obs, _ = env.reset()
+
+
+def test_array_likes_such_as_tensors_follow_the_same_rule():
+    torch = pytest.importorskip("torch")
+    vec = HollywoodGinVectorEnv(3)
+    obs, _ = vec.reset(seed=0)
+    _, _, _, _, infos = vec.step(torch.tensor([first_legal(m) for m in obs["action_mask"]]))
+    assert not infos["illegal_action"].any()
+    with pytest.raises(TypeError, match="got dtype float32"):
+        vec.step(torch.ones(3))
+    with pytest.raises(TypeError, match="got a bool"):
+        vec.step([1, True, 1])
+    env = HollywoodGinEnv()
+    obs, _ = env.reset(seed=0)
+    _, _, _, _, info = env.step(torch.tensor(first_legal(obs["action_mask"])))
+    assert not info["illegal_action"]
+    with pytest.raises(TypeError, match="integer action id"):
+        env.step(torch.tensor(1.0))
+
