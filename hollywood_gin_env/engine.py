@@ -16,17 +16,18 @@ from hollywood_gin_env.compile_notice import announce_first_compile
 from hollywood_gin_env.kernels import new_match_kernel, step_kernel
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import (
-    F_DONE_NOW,
-    F_HAND_OVER,
-    F_ILLEGAL,
-    F_PHASE,
-    F_PLAYER,
+    ACTION_NAMES,
+    DISCARD_BASE,
+    KNOCK_BASE,
+    M_PHASE,
+    M_PLAYER,
     NUM_ACTIONS,
     PHASE_OVER,
+    S_DONE_NOW,
+    S_HAND_OVER,
+    S_ILLEGAL,
     EngineState,
 )
-
-SEED_MASK = (1 << 64) - 1
 
 
 def _overflow_ok() -> contextlib.AbstractContextManager:
@@ -55,7 +56,7 @@ class Engine:
         self.params = self.rules.to_params()
         announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache
         self.state = EngineState.allocate(num_matches)
-        self.state.ints[:, F_PHASE] = PHASE_OVER
+        self.state.match[:, M_PHASE] = PHASE_OVER
         self._all = np.ones(num_matches, dtype=np.bool_)
 
     def new_matches(
@@ -99,35 +100,87 @@ class Engine:
     @property
     def current_player(self) -> np.ndarray:
         """int64[N]: the player to act in each match."""
-        return self.state.ints[:, F_PLAYER]
+        return self.state.match[:, M_PLAYER]
 
     @property
     def done(self) -> np.ndarray:
-        """bool[N]: the match (series) is over."""
-        return self.state.ints[:, F_PHASE] == PHASE_OVER
+        """bool[N]: the match is over."""
+        return self.state.match[:, M_PHASE] == PHASE_OVER
 
     @property
     def done_now(self) -> np.ndarray:
         """bool[N]: the last step ended the match."""
-        return self.state.ints[:, F_DONE_NOW] == 1
+        return self.state.last_step[:, S_DONE_NOW] == 1
 
     @property
     def hand_over(self) -> np.ndarray:
         """bool[N]: the last step ended a hand (the next one is dealt already unless the match ended)."""
-        return self.state.ints[:, F_HAND_OVER] == 1
+        return self.state.last_step[:, S_HAND_OVER] == 1
 
     @property
     def illegal(self) -> np.ndarray:
         """bool[N]: the last action given to the match was illegal and changed nothing."""
-        return self.state.ints[:, F_ILLEGAL] == 1
+        return self.state.last_step[:, S_ILLEGAL] == 1
 
 
 def describe_action(action: int) -> str:
     """Readable name of an action id, e.g. 'discard 7H' or 'knock TD'."""
     if not 0 <= action < NUM_ACTIONS:
         return f"action {action} (outside 0..{NUM_ACTIONS - 1})"
-    if action < 3:
-        return ("draw stock", "take face-up card", "pass")[action]
-    if action < 55:
-        return f"discard {card_name(action - 3)}"
-    return f"knock {card_name(action - 55)}"
+    if action < DISCARD_BASE:
+        return ACTION_NAMES[action]
+    if action < KNOCK_BASE:
+        return f"discard {card_name(action - DISCARD_BASE)}"
+    return f"knock {card_name(action - KNOCK_BASE)}"
+
+
+def illegal_action_message(action: object, legal: np.ndarray, where: str = "") -> str:
+    """The one text of an illegal action: the value given, `where` (" in match 3"), and the legal actions by name."""
+    shown = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else repr(action)
+    names = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(legal)) or "none: the match is over"
+    return f"illegal action {shown}{where}: legal actions are {names}"
+
+
+def as_action(action: object) -> int:
+    """One action id as an int: a Python or numpy integer, or an integer array of one element.
+
+    TypeError for anything else (1.0 and True are not actions), so no front end casts silently; the
+    value may still be out of range or illegal, which each front end handles as it documents.
+    """
+    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+        return int(action)
+    array_like = isinstance(action, (np.ndarray, list, tuple)) or hasattr(action, "__array__")  # e.g. a tensor
+    array = np.asarray(action) if array_like else None
+    if array is None or array.dtype.kind not in "iu" or array.size != 1:
+        shown = f"an array of dtype {array.dtype} and shape {array.shape}" if array is not None else repr(action)
+        raise TypeError(f"an action is an integer action id (0..{NUM_ACTIONS - 1}), got {shown}")
+    return int(array.reshape(()))
+
+
+def as_actions(actions: object, num: int, source: str = "actions") -> np.ndarray:
+    """int64[num] action ids from an integer array of shape (num,) (a list of ints also works).
+
+    No silent casts: floats (1.7 is not action 1), bools, strings and other shapes raise a TypeError
+    or ValueError naming the dtype or shape received. Huge unsigned ids stay illegal rather than wrap.
+    """
+    if isinstance(actions, np.ndarray):
+        array = actions
+    else:  # a list, or an array-like such as a torch tensor
+        if isinstance(actions, (list, tuple)) and any(isinstance(a, (bool, np.bool_)) for a in actions):
+            raise TypeError(f"{source} must be integer action ids, got a bool in {actions!r:.80}")
+        try:
+            array = np.asarray(actions)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{source} must be an integer array of shape ({num},), got {actions!r:.80}") from error
+    if array.dtype == object:  # e.g. Python ints beyond int64: each must be an integer
+        if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in array.flat):
+            kinds = sorted({type(a).__name__ for a in array.flat})
+            raise TypeError(f"{source} must be integer action ids, got items of type {', '.join(kinds)}")
+        array = np.array([min(max(int(a), -1), NUM_ACTIONS) for a in array.flat], dtype=np.int64).reshape(array.shape)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{source} must be an integer array of shape ({num},), got dtype {array.dtype}")
+    if array.shape != (num,):
+        raise ValueError(f"{source} must have shape ({num},) (one action id per match), got shape {array.shape}")
+    if array.dtype.kind == "u" and array.dtype.itemsize >= 8:
+        array = np.minimum(array, NUM_ACTIONS)
+    return array.astype(np.int64, copy=False)

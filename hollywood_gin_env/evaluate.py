@@ -30,19 +30,11 @@ from tqdm import tqdm
 
 from hollywood_gin_env.agents import AgentProtocol, load_agent
 from hollywood_gin_env.atomic import atomic_write_text
-from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.engine import Engine, as_actions
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
-from hollywood_gin_env.state import (
-    F_R_KIND,
-    F_R_KNOCKER,
-    F_R_POINTS,
-    F_R_TURNS,
-    F_R_WINNER,
-    F_WINNER,
-    NUM_ACTIONS,
-)
+from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_POINTS, R_TURNS, R_WINNER
 
 Z95 = 1.959963984540054
 ELO_PER_NAT = 400.0 / np.log(10.0)
@@ -79,7 +71,7 @@ def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[n
     actions = np.asarray(agent.act(obs, masks))
     if actions.shape != (obs.shape[0],):
         raise ValueError(f"agent {agent.name!r} returned actions of shape {actions.shape}, expected ({obs.shape[0]},)")
-    actions = actions.astype(np.int64)
+    actions = as_actions(actions, obs.shape[0], f"the actions of agent {agent.name!r}").copy()  # no float casts
     ok = (actions >= 0) & (actions < NUM_ACTIONS)
     ok[ok] = masks[np.flatnonzero(ok), actions[ok]] == 1
     if not ok.all():
@@ -89,12 +81,12 @@ def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[n
 
 def _hand_rows(engine: Engine, ended: np.ndarray, seat_a: np.ndarray) -> np.ndarray:
     """One row per hand that just ended (see PairRecord.hands)."""
-    ints, a = engine.state.ints[ended], seat_a[ended]
-    winner, knocker = ints[:, F_R_WINNER], ints[:, F_R_KNOCKER]
+    last, a = engine.state.last_hand[ended], seat_a[ended]
+    winner, knocker = last[:, R_WINNER], last[:, R_KNOCKER]
     winner_side = np.where(winner < 0, -1, (winner == a).astype(np.int64))
     knocker_side = np.where(knocker < 0, -1, (knocker == a).astype(np.int64))
-    points = np.where(winner < 0, 0, np.where(winner == a, 1, -1) * ints[:, F_R_POINTS])
-    return np.stack([ints[:, F_R_KIND], winner_side, knocker_side, points, ints[:, F_R_TURNS]], axis=1)
+    points = np.where(winner < 0, 0, np.where(winner == a, 1, -1) * last[:, R_POINTS])
+    return np.stack([last[:, R_KIND], winner_side, knocker_side, points, last[:, R_TURNS]], axis=1)
 
 
 class _Table:
@@ -138,7 +130,7 @@ def play_pair(agent_a: AgentProtocol, agent_b: AgentProtocol, num_matches: int, 
             hands.append(table.step((agent_a, agent_b), record))
             bar.update(int(engine.done.sum()) - bar.n)
     game_winner = engine.state.game_winner[:, : engine.rules.num_games]
-    record.a_won = engine.state.ints[:, F_WINNER] == seat_a
+    record.a_won = engine.state.match[:, M_WINNER] == seat_a
     record.games = np.stack([(game_winner == seat_a[:, None]).sum(1), (game_winner == 1 - seat_a[:, None]).sum(1)], 1)
     record.hands = np.concatenate(hands) if hands else np.zeros((0, 5), dtype=np.int64)
     record.seconds = time.perf_counter() - start

@@ -2,52 +2,55 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import numpy as np
 
-from hollywood_gin_env.cards import from_mask
-from hollywood_gin_env.engine import SEED_MASK, Engine, check_deck, describe_action
+from hollywood_gin_env.cards import NUM_CARDS, from_mask
+from hollywood_gin_env.engine import Engine, check_deck, illegal_action_message
 from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES
+from hollywood_gin_env.sampling import draw_root_seed, match_seeds
+from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES, MAX_GAMES
 from hollywood_gin_env.showdown import showdown
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
     ACTION_TAKE,
-    F_DEALER,
-    F_DRAWN,
-    F_HAND_NO,
-    F_PHASE,
-    F_PILE_LEN,
-    F_PLAYER,
-    F_R_CLOSED,
-    F_R_CREDITED,
-    F_R_DEFENDER_DW,
-    F_R_DEFENDER_HAND,
-    F_R_DISCARD,
-    F_R_KIND,
-    F_R_KNOCKER,
-    F_R_KNOCKER_DW,
-    F_R_KNOCKER_HAND,
-    F_R_POINTS,
-    F_R_TURNS,
-    F_R_WINNER,
-    F_STOCK_POS,
-    F_WINNER,
+    DISCARD_BASE,
     KNOCK_BASE,
+    M_DEALER,
+    M_HAND_NO,
+    M_PHASE,
+    M_PILE_LEN,
+    M_PLAYER,
+    M_STOCK_POS,
+    M_WINNER,
     PHASE_NAMES,
     PHASE_OVER,
+    R_CLOSED,
+    R_CREDITED,
+    R_DEFENDER_DW,
+    R_DEFENDER_HAND,
+    R_DISCARD,
+    R_KIND,
+    R_KNOCKER,
+    R_KNOCKER_DW,
+    R_KNOCKER_HAND,
+    R_POINTS,
+    R_TURNS,
+    R_WINNER,
+    S_DRAWN,
+    UPCARD_POS,
 )
 
 
 class Game:
-    """A single Hollywood Gin match (one series, R37) with an event log from which it replays exactly.
+    """One Hollywood Gin match (three games played at once, R37) with an event log from which it replays exactly.
 
     Args:
         rules: the rule options (default `Rules()`).
-        seed: seeds the match's random stream (deals, the first dealer); None draws one (logged).
+        seed: a non-negative integer that seeds the match's random stream (deals, the first dealer), as
+            `reset(seed=seed)` of every env does; None draws one (logged).
         deck: fixes the first deal (52 card ids or strings, dealt as RULES.md R3 says).
         first_dealer: 0 or 1; None draws it at random (R2).
     """
@@ -65,11 +68,11 @@ class Game:
             raise ValueError(f"seed={seed!r} is not allowed: use an integer or None")
         self._engine = Engine(1, rules)
         self.rules = self._engine.rules
-        self.seed = secrets.randbits(63) if seed is None else int(seed)
+        self.seed = draw_root_seed() if seed is None else int(seed)
         first_dealer = None if first_dealer is None else int(first_dealer)  # the log holds plain ints
         fixed = check_deck(deck) if deck is not None else np.full(52, -1, dtype=np.int64)
         self._engine.new_matches(
-            seeds=np.array([self.seed & SEED_MASK], dtype=np.uint64),
+            seeds=match_seeds(self.seed, 1),
             first_dealers=np.array([-1 if first_dealer is None else first_dealer]),
             decks=fixed[None, :],
         )
@@ -81,38 +84,38 @@ class Game:
 
     # --- state -----------------------------------------------------------------------------------
     @property
-    def _ints(self) -> np.ndarray:
-        return self._engine.state.ints[0]
+    def _match(self) -> np.ndarray:
+        return self._engine.state.match[0]
 
     @property
     def current_player(self) -> int:
         """The player to act (0 or 1); -1 once the match is over."""
-        return -1 if self.done else int(self._ints[F_PLAYER])
+        return -1 if self.done else int(self._match[M_PLAYER])
 
     @property
     def phase(self) -> str:
         """The phase name: offer_nondealer, offer_dealer, draw, discard, last_discard or over."""
-        return PHASE_NAMES[int(self._ints[F_PHASE])]
+        return PHASE_NAMES[int(self._match[M_PHASE])]
 
     @property
     def dealer(self) -> int:
         """The dealer of the current hand."""
-        return int(self._ints[F_DEALER])
+        return int(self._match[M_DEALER])
 
     @property
     def hand_number(self) -> int:
         """Hands dealt in this match so far (the current one included)."""
-        return int(self._ints[F_HAND_NO])
+        return int(self._match[M_HAND_NO])
 
     @property
     def done(self) -> bool:
         """True once the series is over."""
-        return int(self._ints[F_PHASE]) == PHASE_OVER
+        return int(self._match[M_PHASE]) == PHASE_OVER
 
     @property
     def winner(self) -> int | None:
-        """The series winner once the match is over, else None."""
-        return int(self._ints[F_WINNER]) if self.done else None
+        """The match winner once the match is over, else None."""
+        return int(self._match[M_WINNER]) if self.done else None
 
     def hand(self, player: int) -> list[int]:
         """The cards player (0 or 1) holds, sorted by id."""
@@ -122,12 +125,12 @@ class Game:
     @property
     def discard_pile(self) -> list[int]:
         """The discard pile, bottom first (the last card is the face-up one)."""
-        return [int(c) for c in self._engine.state.pile[0, : self._ints[F_PILE_LEN]]]
+        return [int(c) for c in self._engine.state.pile[0, : self._match[M_PILE_LEN]]]
 
     @property
     def stock_size(self) -> int:
         """Cards left in the stock."""
-        return 52 - int(self._ints[F_STOCK_POS])
+        return NUM_CARDS - int(self._match[M_STOCK_POS])
 
     @property
     def score_sheet(self) -> dict[str, list]:
@@ -163,8 +166,7 @@ class Game:
         """Apply the action of the player to act; an illegal action raises ValueError, state unchanged."""
         legal = self.legal_actions()
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or int(action) not in legal:
-            shown = ", ".join(f"{a} ({describe_action(a)})" for a in legal) or "none: the match is over"
-            raise ValueError(f"illegal action {action!r}: legal actions are {shown}")
+            raise ValueError(illegal_action_message(action, self._engine.legal_mask[0]))
         action = int(action)
         player, pile_top = self.current_player, self.discard_pile[-1] if self.discard_pile else -1
         hand_no = self.hand_number
@@ -180,11 +182,11 @@ class Game:
         deck = self._engine.state.deck[0].tolist()
         self.events.append({
             "type": "deal", "hand": self.hand_number, "dealer": self.dealer, "deck": deck,
-            "hands": [self.hand(0), self.hand(1)], "upcard": deck[20],
+            "hands": [self.hand(0), self.hand(1)], "upcard": deck[UPCARD_POS],
         })  # fmt: skip
 
     def _log_action(self, player: int, action: int, pile_top: int) -> None:
-        drawn = int(self._ints[F_DRAWN])
+        drawn = int(self._engine.state.last_step[0, S_DRAWN])
         if action == ACTION_PASS:
             self.events.append({"type": "pass", "player": player, "card": pile_top, "action": action})
             if drawn >= 0:  # R6(d): the forced stock draw after two passes
@@ -198,27 +200,27 @@ class Game:
         elif action >= KNOCK_BASE:
             self.events.append({"type": "knock", "player": player, "card": action - KNOCK_BASE, "action": action})
         else:
-            self.events.append({"type": "discard", "player": player, "card": action - 3, "action": action})
+            self.events.append({"type": "discard", "player": player, "card": action - DISCARD_BASE, "action": action})
 
     def _log_hand_result(self) -> None:
-        ints = self._ints
-        kind = int(ints[F_R_KIND])
+        last = self._engine.state.last_hand[0]
+        kind = int(last[R_KIND])
         if kind != KIND_DEAD:
-            spread = showdown(from_mask(int(ints[F_R_KNOCKER_HAND])), from_mask(int(ints[F_R_DEFENDER_HAND])))
-            self.events.append({"type": "spread", "knocker": int(ints[F_R_KNOCKER]), **spread})
+            spread = showdown(from_mask(int(last[R_KNOCKER_HAND])), from_mask(int(last[R_DEFENDER_HAND])))
+            self.events.append({"type": "spread", "knocker": int(last[R_KNOCKER]), **spread})
         result = {
-            "type": "hand_result", "kind": KIND_NAMES[kind], "knocker": int(ints[F_R_KNOCKER]),
-            "winner": int(ints[F_R_WINNER]), "points": int(ints[F_R_POINTS]),
-            "knocker_deadwood": int(ints[F_R_KNOCKER_DW]), "defender_deadwood": int(ints[F_R_DEFENDER_DW]),
-            "knock_discard": int(ints[F_R_DISCARD]) if kind != KIND_DEAD else None,
-            "credited_games": [g for g in range(3) if ints[F_R_CREDITED] >> g & 1],
-            "turns": int(ints[F_R_TURNS]),
+            "type": "hand_result", "kind": KIND_NAMES[kind], "knocker": int(last[R_KNOCKER]),
+            "winner": int(last[R_WINNER]), "points": int(last[R_POINTS]),
+            "knocker_deadwood": int(last[R_KNOCKER_DW]), "defender_deadwood": int(last[R_DEFENDER_DW]),
+            "knock_discard": int(last[R_DISCARD]) if kind != KIND_DEAD else None,
+            "credited_games": [g for g in range(MAX_GAMES) if last[R_CREDITED] >> g & 1],
+            "turns": int(last[R_TURNS]),
         }  # fmt: skip
         result["layoffs"] = self.events[-1]["layoffs"] if kind != KIND_DEAD else []
         self.events.append(result)
         sheet = self.score_sheet
         for g in range(self.rules.num_games):
-            if ints[F_R_CLOSED] >> g & 1:
+            if last[R_CLOSED] >> g & 1:
                 self.events.append({"type": "game_close", "game": g, "winner": sheet["winners"][g],
                                     "totals": sheet["totals"][g], "entries": sheet["entries"][g],
                                     "net": sheet["net"][g]})  # fmt: skip

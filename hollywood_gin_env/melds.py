@@ -15,12 +15,15 @@ from collections.abc import Iterable
 import numpy as np
 
 from hollywood_gin_env._jit import njit
+from hollywood_gin_env.bits import LOWEST_RANK, SUIT_BITS, count_bits, next_combo, rank_cards
 from hollywood_gin_env.cards import CARD_VALUES, NUM_RANKS, as_cards, cards_str, from_mask, to_mask
 
-SUIT_BITS = (1 << NUM_RANKS) - 1
 MAX_MELDS = 17  # 52 cards make at most 17 melds of 3
 MAX_SET_RANKS = 13
-BIG = 1 << 30
+#: Arrangements of one hand the solver may list: a hand of <= 11 cards has at most 3 ranks of >= 3 cards,
+#: each with at most 6 ways to use it (none, all four, or one of the four sets of three).
+MAX_ARRANGEMENTS = 6**3
+BIG = 1 << 30  # more deadwood than any hand: "no such option"
 
 
 def _stretches(suit_mask: int) -> list[tuple[int, int]]:
@@ -51,8 +54,6 @@ def _build_suit_tables() -> tuple[np.ndarray, np.ndarray]:
 
 #: SUIT_DEADWOOD[m]: run-only deadwood of the single-suit mask m; SUIT_MELDED[m]: its melded ranks.
 SUIT_DEADWOOD, SUIT_MELDED = _build_suit_tables()
-#: LOWEST_RANK[m]: the lowest rank in the single-suit mask m (m > 0).
-LOWEST_RANK = np.array([0] + [(m & -m).bit_length() - 1 for m in range(1, 1 << NUM_RANKS)], dtype=np.int64)
 
 
 @njit
@@ -67,31 +68,15 @@ def _runs_deadwood(rest: int) -> int:
 
 
 @njit
-def _rank_cards(hand: int, rank: int) -> int:
-    """The cards of one rank that a hand holds, as a mask."""
-    return hand & ((1 << rank) | (1 << (rank + 13)) | (1 << (rank + 26)) | (1 << (rank + 39)))
-
-
-@njit
-def count_bits(mask: int) -> int:
-    """Number of set bits of a mask."""
-    count = 0
-    while mask:
-        mask &= mask - 1
-        count += 1
-    return count
-
-
-@njit
-def _set_option(rank_cards: int, option: int) -> int:
+def _set_option(cards: int, option: int) -> int:
     """Cards of set option `option` of a rank (0 none, 1 all, 2..5 all but suit option-2); -1 if invalid."""
     if option == 0:
         return 0
     if option == 1:
-        return rank_cards
-    if count_bits(rank_cards) < 4:
+        return cards
+    if count_bits(cards) < 4:
         return -1
-    return rank_cards & ~(rank_cards & (SUIT_BITS << (13 * (option - 2))))
+    return cards & ~(cards & (SUIT_BITS << (13 * (option - 2))))
 
 
 @njit
@@ -99,7 +84,7 @@ def _set_ranks(hand: int, ranks: np.ndarray, options: np.ndarray) -> int:
     """Fill the ranks with >= 3 cards and their option counts (2 or 6); return how many."""
     count = 0
     for rank in range(NUM_RANKS):
-        held = count_bits(_rank_cards(hand, rank))
+        held = count_bits(rank_cards(hand, rank))
         if held >= 3:
             ranks[count] = rank
             options[count] = 2 if held == 3 else 6
@@ -108,22 +93,11 @@ def _set_ranks(hand: int, ranks: np.ndarray, options: np.ndarray) -> int:
 
 
 @njit
-def _next_combo(choice: np.ndarray, options: np.ndarray, count: int) -> bool:
-    """Advance a mixed-radix counter; False once every combination was visited."""
-    for i in range(count):
-        choice[i] += 1
-        if choice[i] < options[i]:
-            return True
-        choice[i] = 0
-    return False
-
-
-@njit
 def _combo_sets(hand: int, ranks: np.ndarray, choice: np.ndarray, count: int) -> int:
     """Union of the set cards of one combination of set options; -1 if the combination is invalid."""
     removed = 0
     for i in range(count):
-        cards = _set_option(_rank_cards(hand, ranks[i]), choice[i])
+        cards = _set_option(rank_cards(hand, ranks[i]), choice[i])
         if cards < 0:
             return -1
         removed |= cards
@@ -170,7 +144,7 @@ def _min_deadwood_general(hand: int) -> int:
     choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
     count = _set_ranks(hand, ranks, options)
     best = _runs_deadwood(hand)
-    while _next_combo(choice, options, count):
+    while next_combo(choice, options, count):
         removed = _combo_sets(hand, ranks, choice, count)
         if removed >= 0:
             best = min(best, _runs_deadwood(hand & ~removed))
@@ -189,7 +163,7 @@ def min_deadwood_mask(hand: int) -> int:
         return _runs_deadwood(hand)
     if n > 3:
         return _min_deadwood_general(hand)
-    c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
+    c0, c1, c2 = rank_cards(hand, r0), rank_cards(hand, r1), rank_cards(hand, r2)
     best = BIG
     for combo in range(o0 * o1 * o2):
         removed = _combo3(c0, c1, c2, o0, o1, combo)
@@ -240,7 +214,7 @@ def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
             if (hand >> card) & 1:
                 out[card] = _min_deadwood_general(hand & ~(1 << card))
         return
-    c0, c1, c2 = _rank_cards(hand, r0), _rank_cards(hand, r1), _rank_cards(hand, r2)
+    c0, c1, c2 = rank_cards(hand, r0), rank_cards(hand, r1), rank_cards(hand, r2)
     for combo in range(o0 * o1 * o2):
         removed = _combo3(c0, c1, c2, o0, o1, combo)
         if removed >= 0:
@@ -280,7 +254,7 @@ def _write_arrangement(hand: int, ranks: np.ndarray, choice: np.ndarray, count: 
     n = 0
     removed = 0
     for i in range(count):
-        cards = _set_option(_rank_cards(hand, ranks[i]), choice[i])
+        cards = _set_option(rank_cards(hand, ranks[i]), choice[i])
         if cards > 0:
             melds[n] = cards
             n += 1
@@ -305,7 +279,7 @@ def min_arrangements_mask(hand: int, out_melds: np.ndarray, out_counts: np.ndarr
         if removed >= 0 and _runs_deadwood(hand & ~removed) == best:
             out_counts[found] = _write_arrangement(hand, ranks, choice, count, out_melds[found])
             found += 1
-        if not _next_combo(choice, options, count):
+        if not next_combo(choice, options, count):
             break
     return found
 
@@ -318,7 +292,8 @@ def min_arrangements_mask(hand: int, out_melds: np.ndarray, out_counts: np.ndarr
 MAX_HAND_CARDS = 11
 
 
-def _mask_of(cards: str | Iterable[int] | Iterable[str]) -> int:
+def hand_mask(cards: str | Iterable[int] | Iterable[str]) -> int:
+    """The mask of a hand of at most MAX_HAND_CARDS cards (card ids or strings); ValueError otherwise."""
     ids = as_cards(cards)
     if len(ids) > MAX_HAND_CARDS:
         raise ValueError(f"a hand holds at most {MAX_HAND_CARDS} cards, got {len(ids)}: {cards_str(ids)}")
@@ -327,14 +302,14 @@ def _mask_of(cards: str | Iterable[int] | Iterable[str]) -> int:
 
 def min_deadwood(cards: str | Iterable[int]) -> int:
     """Minimum deadwood count of a hand of 0 to 11 cards (card ids or a card string)."""
-    return int(min_deadwood_mask(_mask_of(cards)))
+    return int(min_deadwood_mask(hand_mask(cards)))
 
 
 def arrange(cards: str | Iterable[int]) -> tuple[list[list[int]], list[int]]:
     """One optimal arrangement of 0 to 11 cards: (melds as sorted card-id lists, deadwood cards)."""
-    hand = _mask_of(cards)
-    melds = np.zeros((216, MAX_MELDS), dtype=np.int64)
-    counts = np.zeros(216, dtype=np.int64)
+    hand = hand_mask(cards)
+    melds = np.zeros((MAX_ARRANGEMENTS, MAX_MELDS), dtype=np.int64)
+    counts = np.zeros(MAX_ARRANGEMENTS, dtype=np.int64)
     min_arrangements_mask(hand, melds, counts)
     meld_lists = [from_mask(int(m)) for m in melds[0, : counts[0]]]
     melded = to_mask(c for meld in meld_lists for c in meld)

@@ -22,13 +22,14 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from hollywood_gin_env.engine import Engine, describe_action
+from hollywood_gin_env.engine import Engine, as_action, illegal_action_message
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.spaces import observation_space, worst_reward
-from hollywood_gin_env.envs.table import deal_options, match_seeds
+from hollywood_gin_env.envs.table import deal_options
 from hollywood_gin_env.observation import encode_one
 from hollywood_gin_env.render import render_match
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.rules import Rules, check_choice
+from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.state import NUM_ACTIONS
 
 
@@ -56,8 +57,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
     def __init__(self, rules: Rules | None = None, reward: str = "hand", render_mode: str | None = None) -> None:
         super().__init__()
-        if reward not in _batch.REWARD_MODES:
-            raise ValueError(f"reward={reward!r} is not allowed: use one of {_batch.REWARD_MODES}")
+        check_choice("reward", reward, _batch.REWARD_MODES)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human' or None")
         self._engine = Engine(1, rules)
@@ -91,8 +91,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         decks, dealers = deal_options(known, 1)
         seeds = None
         if seed is not None or not self._seeded:
-            root = seed if seed is not None else int(np.random.default_rng().integers(2**62))
-            seeds = match_seeds(root, 1)
+            seeds = match_seeds(seed if seed is not None else draw_root_seed(), 1)
             self._seeded = True
         self._engine.new_matches(seeds=seeds, first_dealers=dealers, decks=decks)
         self.agents = self.possible_agents[:]
@@ -106,18 +105,24 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
             self.render()
 
     def step(self, action: int | None) -> None:
-        """Apply the selected agent's action (None once it is terminated)."""
+        """Apply the selected agent's action (None once it is terminated).
+
+        An integer outside the agent's mask (or outside 0..106) raises ValueError naming it and the legal
+        actions, state unchanged; anything that is no integer (None, 1.0, True) raises TypeError.
+        """
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None or not self._engine.legal_mask[0, int(action)]:
-            legal = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(self._engine.legal_mask[0]))
-            raise ValueError(f"illegal action {action!r} for {agent}: legal actions are {legal}")
+        value = as_action(action)
+        if not 0 <= value < NUM_ACTIONS or not self._engine.legal_mask[0, value]:
+            raise ValueError(illegal_action_message(value, self._engine.legal_mask[0], f" for {agent}"))
         self._cumulative_rewards[agent] = 0.0
-        self._engine.step(np.array([action], dtype=np.int64))
+        self._engine.step(np.array([value], dtype=np.int64))
         self._reward[0], self._ended[0] = 0.0, False
-        _batch.credit(self._engine.state.ints, self._seat0, self._one, self._mode, False, self._reward, self._ended)
+        s = self._engine.state
+        _batch.credit(s.last_step, s.last_hand, s.match, self._seat0, self._one, self._mode, False, self._reward,
+                      self._ended)  # fmt: skip
         self.rewards = {"player_0": float(self._reward[0]), "player_1": -float(self._reward[0])}
         if self._engine.done[0]:
             self.terminations = dict.fromkeys(self.agents, True)

@@ -42,6 +42,16 @@ SERIES_ENDS = ("all_three_closed", "when_decided")
 SERIES_WINNER_RULES = ("two_games", "net_points")
 SHUTOUT_RULES = ("none", "double", "flat_100")
 
+# The codes the kernels compare (params[P_*]): each choice's index in its tuple above, as Rules.to_params writes it.
+LAST_DISCARD_DEAD, LAST_DISCARD_MAY_TAKE = (LAST_DISCARD_RULES.index(c) for c in ("dead", "may_take_to_knock"))
+DEALER_WINNER_DEALS, DEALER_ALTERNATE, DEALER_LOSER_DEALS = (
+    DEALER_RULES.index(c) for c in ("winner_deals", "alternate", "loser_deals")
+)
+ENTRY_CASCADE, ENTRY_WIN_COUNT = (ENTRY_RULES.index(c) for c in ("cascade", "win_count"))
+SERIES_END_ALL_CLOSED, SERIES_END_WHEN_DECIDED = (SERIES_ENDS.index(c) for c in ("all_three_closed", "when_decided"))
+SERIES_WINNER_TWO_GAMES, SERIES_WINNER_NET_POINTS = (SERIES_WINNER_RULES.index(c) for c in ("two_games", "net_points"))
+SHUTOUT_NONE, SHUTOUT_DOUBLE, SHUTOUT_FLAT_100 = (SHUTOUT_RULES.index(c) for c in ("none", "double", "flat_100"))
+
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "last_discard_rule": LAST_DISCARD_RULES,
     "dealer_rule": DEALER_RULES,
@@ -104,7 +114,7 @@ class Rules:
 
     def __post_init__(self) -> None:
         for name, allowed in _CHOICES.items():
-            _check_choice(name, getattr(self, name), allowed)
+            check_choice(name, getattr(self, name), allowed, what="rule ")
         for name, (low, high) in _RANGES.items():
             _check_int(name, getattr(self, name), low, high)
         for name in _BOOLS:
@@ -187,6 +197,18 @@ class Rules:
         return params
 
 
+def largest_param(name: str) -> int:
+    """The largest value option `name` takes in `Rules.to_params()`: its range's top, its last choice, or 1 (bool)."""
+    if name in _RANGES:
+        return _RANGES[name][1]
+    if name in _BOOLS:
+        return 1
+    choices = _CHOICES[name]
+    if all(isinstance(c, int) and not isinstance(c, bool) for c in choices):
+        return max(choices)
+    return len(choices) - 1
+
+
 def _check_keys(values: dict[str, Any]) -> None:
     """ValueError naming an unknown option and listing the known keys."""
     known = {f.name for f in fields(Rules)}
@@ -211,14 +233,18 @@ def _validated_init(init: Any) -> Any:
 Rules.__init__ = _validated_init(Rules.__init__)  # type: ignore[method-assign]
 
 
-def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+def check_choice(name: str, value: Any, allowed: tuple[Any, ...], what: str = "") -> None:
+    """The one option validator (rules, env arguments): ValueError naming `what name=value` and the allowed values.
+
+    A value matches a choice of its own kind only: True is not 1, 1.0 is not 1, and "1" is not 1.
+    """
     if isinstance(value, bool) and not all(isinstance(a, bool) for a in allowed):
         ok = False
     else:
         ok = any(value is a or (value == a and _same_kind(value, a)) for a in allowed)
     if not ok:
         shown = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"rule {name}={value!r} is not allowed: allowed values are {shown}")
+        raise ValueError(f"{what}{name}={value!r} is not allowed: allowed values are {shown}")
 
 
 def _same_kind(value: Any, allowed: Any) -> bool:

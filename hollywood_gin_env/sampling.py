@@ -60,3 +60,39 @@ def sample_legal_streams(masks: np.ndarray, selected: np.ndarray, rng: np.ndarra
         if selected[i]:
             count = _count_legal(masks[i])
             out[i] = _nth_legal(masks[i], random_below(rng, i, count)) if count else -1
+
+
+# --- Seeds: the one path from a user's seed to the engine's per-match streams -------------------------------
+
+#: Engine streams hold uint64 states: a seed is taken modulo 2**64.
+SEED_MASK = (1 << 64) - 1
+#: Root seeds drawn for an unseeded first reset lie in [0, ROOT_SEED_BOUND) (what Game logs and replays).
+ROOT_SEED_BOUND = 1 << 63
+
+
+def draw_root_seed(np_random: np.random.Generator | None = None) -> int:
+    """A root seed for a front end reset without one: from its np_random, else from fresh OS entropy."""
+    rng = np_random if np_random is not None else np.random.default_rng()
+    return int(rng.integers(ROOT_SEED_BOUND))
+
+
+def match_seeds(seed: object, num_matches: int) -> np.ndarray:
+    """One uint64 engine seed per match: seed + i for an integer seed (as SyncVectorEnv seeds its envs), or the
+    integers of a list as given. Every front end (Game, the envs, PettingZoo) seeds through here, so one seed
+    deals the same cards everywhere. Seeds are non-negative integers (bools and floats are refused)."""
+    if _is_integer(seed):
+        seeds = [int(seed) + i for i in range(num_matches)]  # type: ignore[call-overload]
+    else:
+        values = np.asarray(seed, dtype=object).reshape(-1) if not isinstance(seed, (str, bytes, dict)) else None
+        if values is None or len(values) != num_matches or not all(_is_integer(v) for v in values):
+            one = "an integer" if num_matches == 1 else f"an integer or {num_matches} integers"
+            raise ValueError(f"seed={seed!r} is not allowed: use {one}")
+        seeds = [int(v) for v in values]
+    if min(seeds) < 0:
+        raise ValueError(f"seed={seed!r} is not allowed: seeds are non-negative integers")
+    return np.array([s & SEED_MASK for s in seeds], dtype=np.uint64)
+
+
+def _is_integer(value: object) -> bool:
+    """True for Python and numpy integers; False for bools (True is no seed) and everything else."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

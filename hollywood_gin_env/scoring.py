@@ -10,6 +10,7 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.rules import (
+    ENTRY_WIN_COUNT,
     P_BOX_BONUS,
     P_BOXES_TO_TARGET,
     P_ENTRY_RULE,
@@ -22,6 +23,10 @@ from hollywood_gin_env.rules import (
     P_SHUTOUT,
     P_UNDERCUT_BONUS,
     P_UNDERCUT_ON_TIE,
+    SERIES_END_WHEN_DECIDED,
+    SERIES_WINNER_NET_POINTS,
+    SHUTOUT_DOUBLE,
+    SHUTOUT_FLAT_100,
 )
 
 # Kinds of hand result.
@@ -33,6 +38,8 @@ KIND_DEAD = 4
 KIND_NAMES = ("none", "knock", "undercut", "gin", "dead")
 
 MAX_GAMES = 3
+#: shutout_rule="flat_100": a shutout game's net gains this many points (A15).
+FLAT_SHUTOUT_BONUS = 100
 
 
 @njit
@@ -65,7 +72,7 @@ def credited_games(
     before the hand's entries are made.
     """
     num_games = params[P_NUM_GAMES]
-    if params[P_ENTRY_RULE] == 1:  # win_count: win n goes to games 1..n that are still open
+    if params[P_ENTRY_RULE] == ENTRY_WIN_COUNT:  # win n goes to games 1..n that are still open
         mask = 0
         for g in range(min(hand_wins, num_games)):
             if game_winner[g] < 0:
@@ -88,10 +95,10 @@ def _game_net(totals: np.ndarray, entries: np.ndarray, winner: int, params: np.n
     box = params[P_BOX_BONUS]
     net = totals[winner] + params[P_GAME_BONUS] + box * entries[winner] - totals[loser] - box * entries[loser]
     if entries[loser] == 0:
-        if params[P_SHUTOUT] == 1:
+        if params[P_SHUTOUT] == SHUTOUT_DOUBLE:
             net *= 2
-        elif params[P_SHUTOUT] == 2:
-            net += 100
+        elif params[P_SHUTOUT] == SHUTOUT_FLAT_100:
+            net += FLAT_SHUTOUT_BONUS
     return net
 
 
@@ -138,8 +145,8 @@ def series_result(game_winner: np.ndarray, game_net: np.ndarray, params: np.ndar
             wins[game_winner[g]] += 1
             net[game_winner[g]] += game_net[g]
     decided = wins[0] * 2 > num_games or wins[1] * 2 > num_games
-    if open_games > 0 and not (params[P_SERIES_END] == 1 and decided):
+    if open_games > 0 and not (params[P_SERIES_END] == SERIES_END_WHEN_DECIDED and decided):
         return -1
-    if params[P_SERIES_WINNER] == 1 and net[0] != net[1]:
+    if params[P_SERIES_WINNER] == SERIES_WINNER_NET_POINTS and net[0] != net[1]:
         return 0 if net[0] > net[1] else 1
     return 0 if wins[0] > wins[1] else 1

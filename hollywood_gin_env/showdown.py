@@ -13,30 +13,29 @@ from collections.abc import Iterable
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.cards import from_mask
+from hollywood_gin_env.bits import count_bits, lowest_card, next_combo, rank_cards
+from hollywood_gin_env.cards import NUM_RANKS, from_mask
 from hollywood_gin_env.melds import (
     BIG,
+    MAX_ARRANGEMENTS,
     MAX_MELDS,
     MAX_SET_RANKS,
-    _mask_of,
-    _next_combo,
-    _rank_cards,
     arrange,
-    count_bits,
+    hand_mask,
     min_arrangements_mask,
     min_deadwood_mask,
 )
+
+#: Room for the layoff options of one knocker meld: a run with a free ranks above it and b below
+#: (a + b <= 10 for a 10-card defender) has at most (a + 1)(b + 1) <= 36 of them; a set has at most 2.
+MAX_EXTENSIONS = 200
 
 
 @njit
 def _meld_is_set(meld: int) -> bool:
     """True if all cards of a meld share one rank."""
-    low = meld & -meld
-    rank = 0
-    while not (low >> rank) & 1:
-        rank += 1
-    rank %= 13
-    return meld == _rank_cards(meld, rank)
+    rank = lowest_card(meld) % NUM_RANKS
+    return meld == rank_cards(meld, rank)
 
 
 @njit
@@ -45,18 +44,12 @@ def _meld_extensions(meld: int, defender: int, ext: np.ndarray) -> int:
     ext[0] = 0
     if _meld_is_set(meld):
         if count_bits(meld) == 3:
-            low = meld & -meld
-            rank = 0
-            while not (low >> rank) & 1:
-                rank += 1
-            fourth = _rank_cards(-1, rank % 13) & ~meld
+            fourth = rank_cards(-1, lowest_card(meld) % NUM_RANKS) & ~meld
             if defender & fourth:
                 ext[1] = fourth
                 return 2
         return 1
-    lowest = 0
-    while not (meld >> lowest) & 1:
-        lowest += 1
+    lowest = lowest_card(meld)
     suit_base = 13 * (lowest // 13)
     highest = lowest
     while highest + 1 < suit_base + 13 and (meld >> (highest + 1)) & 1:
@@ -89,7 +82,7 @@ def defender_optimum_mask(knocker_melds: np.ndarray, n_melds: int, defender: int
     Every legal layoff sequence onto a meld adds a contiguous stretch below and/or above a run, or
     the fourth card of a set of three, so enumerating those stretches per meld covers all chains.
     """
-    ext = np.zeros((n_melds, 200), dtype=np.int64)
+    ext = np.zeros((n_melds, MAX_EXTENSIONS), dtype=np.int64)
     options = np.zeros(MAX_SET_RANKS, dtype=np.int64)
     choice = np.zeros(MAX_SET_RANKS, dtype=np.int64)
     for j in range(n_melds):
@@ -106,7 +99,7 @@ def defender_optimum_mask(knocker_melds: np.ndarray, n_melds: int, defender: int
                 best = value
                 for j in range(n_melds):
                     layoffs[j] = ext[j, choice[j]]
-        if not _next_combo(choice, options, n_melds):
+        if not next_combo(choice, options, n_melds):
             break
     return best
 
@@ -118,8 +111,8 @@ def showdown_mask(knocker: int, defender: int, melds: np.ndarray, layoffs: np.nd
     The knocker spreads the minimum-deadwood arrangement that leaves the defender the highest d
     (A6); after gin the defender lays nothing off (R16). melds/layoffs receive the chosen spread.
     """
-    arrangements = np.zeros((216, MAX_MELDS), dtype=np.int64)
-    counts = np.zeros(216, dtype=np.int64)
+    arrangements = np.zeros((MAX_ARRANGEMENTS, MAX_MELDS), dtype=np.int64)
+    counts = np.zeros(MAX_ARRANGEMENTS, dtype=np.int64)
     found = min_arrangements_mask(knocker, arrangements, counts)
     knocker_deadwood = min_deadwood_mask(knocker)
     trial = np.zeros(MAX_MELDS, dtype=np.int64)
@@ -139,14 +132,13 @@ def showdown_mask(knocker: int, defender: int, melds: np.ndarray, layoffs: np.nd
     return knocker_deadwood, best_d, counts[best_a]
 
 
-
 def showdown(knocker: str | Iterable[int], defender: str | Iterable[int]) -> dict:
     """The automatic showdown of a knocker's 10 cards (after the discard) against the defender's 10.
 
     Returns {"knocker_deadwood", "defender_deadwood", "gin", "knocker_melds", "knocker_deadwood_cards",
     "layoffs" (per knocker meld), "defender_melds", "defender_deadwood_cards"}.
     """
-    knocker_mask, defender_mask = _mask_of(knocker), _mask_of(defender)
+    knocker_mask, defender_mask = hand_mask(knocker), hand_mask(defender)
     if knocker_mask & defender_mask:
         raise ValueError("the knocker's and the defender's cards overlap")
     melds = np.zeros(MAX_MELDS, dtype=np.int64)

@@ -13,14 +13,21 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, load_agent
-from hollywood_gin_env.agents._features import PHASE_DISCARD
 from hollywood_gin_env.cards import parse_cards, to_mask
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.melds import min_deadwood
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
+from hollywood_gin_env.state import (
+    ACTION_DRAW_STOCK,
+    ACTION_PASS,
+    ACTION_TAKE,
+    DISCARD_BASE,
+    KNOCK_BASE,
+    NUM_ACTIONS,
+    PHASE_DISCARD,
+)
 
 HAND, FACE_UP, PHASE, DW_AFTER = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase", "deadwood_after_discard"))
 VARIANTS = [Rules(), Rules(last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True, knock_limit=5)]

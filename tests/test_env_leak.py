@@ -13,11 +13,11 @@ import numpy as np
 from hollywood_gin_env.cards import from_mask, to_mask
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.state import F_DRAWN, F_STOCK_POS, NUM_ACTIONS, EngineState
+from hollywood_gin_env.state import M_STOCK_POS, NUM_ACTIONS, S_DRAWN, EngineState
 
 
 def copy_state(state: EngineState) -> EngineState:
-    out = EngineState.allocate(state.ints.shape[0])
+    out = EngineState.allocate(state.match.shape[0])
     for src, dst in zip(state.arrays(), out.arrays(), strict=True):
         dst[...] = src
     return out
@@ -26,7 +26,7 @@ def copy_state(state: EngineState) -> EngineState:
 def unseen_cards(state: EngineState, i: int, p: int) -> list[int]:
     """Cards player p of match i cannot locate: the opponent's cards not known taken, and the stock."""
     hidden = int(state.hands[i, 1 - p]) & ~int(state.took[i, 1 - p])
-    return from_mask(hidden) + state.deck[i, state.ints[i, F_STOCK_POS] :].tolist()
+    return from_mask(hidden) + state.deck[i, state.match[i, M_STOCK_POS] :].tolist()
 
 
 def relabel(state: EngineState, i: int, sigma: dict[int, int], owner: int) -> None:
@@ -34,12 +34,12 @@ def relabel(state: EngineState, i: int, sigma: dict[int, int], owner: int) -> No
     kept = int(state.hands[i, owner]) & ~to_mask(sigma)
     state.hands[i, owner] = kept | to_mask(sigma[c] for c in from_mask(int(state.hands[i, owner])) if c in sigma)
     state.deck[i] = [sigma.get(int(c), int(c)) for c in state.deck[i]]
-    drawn = int(state.ints[i, F_DRAWN])
-    state.ints[i, F_DRAWN] = sigma.get(drawn, drawn)
+    drawn = int(state.last_step[i, S_DRAWN])
+    state.last_step[i, S_DRAWN] = sigma.get(drawn, drawn)
 
 
 def observe(engine: Engine, state: EngineState, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n = state.ints.shape[0]
+    n = state.match.shape[0]
     obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
     encode_kernel(players, np.ones(n, dtype=np.bool_), state.arrays(), engine.params, obs, mask)

@@ -24,7 +24,7 @@ from hollywood_gin_env.evaluate import (
 )
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import F_HAND_NO
+from hollywood_gin_env.state import M_HAND_NO
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,9 +56,9 @@ def test_duplicate_deals_are_the_same_deals_with_seats_swapped():
         for side in (0, 1):
             rows = np.flatnonzero(active & ((current == seat_a) == (side == 0)))
             actions[rows] = agents[side].act(obs[rows], masks[rows])
-        hand_no = engine.state.ints[:, F_HAND_NO].copy()
+        hand_no = engine.state.match[:, M_HAND_NO].copy()
         engine.step(actions, active)
-        for i in np.flatnonzero(engine.state.ints[:, F_HAND_NO] > hand_no):
+        for i in np.flatnonzero(engine.state.match[:, M_HAND_NO] > hand_no):
             decks[i].append(engine.state.deck[i].copy())
     assert any(len(decks[2 * j]) != len(decks[2 * j + 1]) for j in range(8))  # the pairs did play differently
     for j in range(8):

@@ -107,7 +107,7 @@ def test_reset_seeds_and_options():
     assert (vec.engine.state.deck[:, :21] == deck[:21]).all()
     vec.reset(options={"deck": [deck, None, deck[::-1]]})
     assert (vec.engine.state.deck[2, :21] == deck[::-1][:21]).all()
-    with pytest.raises(ValueError, match="3 ints"):
+    with pytest.raises(ValueError, match="3 integers"):
         vec.reset(seed=[1, 2])
 
 

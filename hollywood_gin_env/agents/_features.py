@@ -1,6 +1,7 @@
-"""Numba helpers that read an observation row (observation.py's `OBS_LAYOUT`) into card masks and numbers.
+"""Numba helpers that read an observation row (observation.py's `OBS_BLOCKS`) into card masks and numbers.
 
-The heuristics see only these: nothing here touches the engine's state.
+The heuristics see only these: nothing here touches the engine's state. Every offset and scale comes from
+`OBS_BLOCKS`, so a changed normaliser changes encoder and decoders together.
 """
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.cards import CARD_VALUES
-from hollywood_gin_env.melds import count_bits
+from hollywood_gin_env.bits import count_bits
+from hollywood_gin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hollywood_gin_env.observation import (
+    DW_AFTER_SCALE,
     O_DW_AFTER,
     O_FACE_UP,
     O_HAND,
@@ -20,19 +22,26 @@ from hollywood_gin_env.observation import (
     O_PHASE,
     O_PILE,
     O_RULES,
-    O_SCALARS,
+    O_STOCK_SIZE,
+    O_TURNS,
     O_UNSEEN,
+    RULE_INDEX,
+    RULE_SCALES,
+    STOCK_SCALE,
+    TURNS_BLOCK_SCALE,
 )
+from hollywood_gin_env.state import NUM_PHASES, PHASE_OVER
 
-# Phase indices of the observation's one-hot phase block (state.PHASE_*).
-PHASE_OFFER_NONDEALER, PHASE_OFFER_DEALER, PHASE_DRAW, PHASE_DISCARD, PHASE_LAST_DISCARD = 0, 1, 2, 3, 4
+_KNOCK_LIMIT = RULE_INDEX["knock_limit"]
+_KNOCK_LIMIT_SCALE = float(RULE_SCALES[_KNOCK_LIMIT])
+_REDISCARD = RULE_INDEX["allow_rediscard_taken_card"]
 
 
 @njit
 def plane_mask(obs: np.ndarray, offset: int) -> int:
     """The 52-bit card mask of a 0/1 card plane starting at obs[offset]."""
     mask = 0
-    for c in range(52):
+    for c in range(NUM_CARDS):
         if obs[offset + c] > 0.5:
             mask |= 1 << c
     return mask
@@ -50,7 +59,7 @@ popcount = count_bits  # number of cards in a mask (melds.count_bits)
 @njit
 def face_up_card(obs: np.ndarray) -> int:
     """The face-up card (upcard or top of the pile), or -1."""
-    for c in range(52):
+    for c in range(NUM_CARDS):
         if obs[O_FACE_UP + c] > 0.5:
             return c
     return -1
@@ -58,41 +67,41 @@ def face_up_card(obs: np.ndarray) -> int:
 
 @njit
 def phase_of(obs: np.ndarray) -> int:
-    """The phase index of the one-hot phase block."""
-    for k in range(6):
+    """The phase of the one-hot phase block (state.PHASE_*)."""
+    for k in range(NUM_PHASES):
         if obs[O_PHASE + k] > 0.5:
             return k
-    return 5
+    return PHASE_OVER
 
 
 @njit
 def dw_after(obs: np.ndarray, card: int) -> int:
     """Own deadwood after discarding `card` (discard phase)."""
-    return int(round(obs[O_DW_AFTER + card] * 100.0))
+    return int(round(obs[O_DW_AFTER + card] * DW_AFTER_SCALE))
 
 
 @njit
 def stock_size(obs: np.ndarray) -> int:
     """Cards left in the stock."""
-    return int(round(obs[O_SCALARS] * 31.0))
+    return int(round(obs[O_STOCK_SIZE] * STOCK_SCALE))
 
 
 @njit
 def turns(obs: np.ndarray) -> int:
     """Draws made in this hand so far."""
-    return int(round(obs[O_SCALARS + 4] * 30.0))
+    return int(round(obs[O_TURNS] * TURNS_BLOCK_SCALE))
 
 
 @njit
 def knock_limit(obs: np.ndarray) -> int:
     """The knock limit of the rules (block "rules")."""
-    return int(round(obs[O_RULES] * 10.0))
+    return int(round(obs[O_RULES + _KNOCK_LIMIT] * _KNOCK_LIMIT_SCALE))
 
 
 @njit
 def rediscard_allowed(obs: np.ndarray) -> bool:
     """True if the rules let a player discard the card just taken from the pile."""
-    return obs[O_RULES + 6] > 0.5
+    return obs[O_RULES + _REDISCARD] > 0.5
 
 
 @njit
@@ -120,13 +129,13 @@ def first_legal(mask: np.ndarray) -> int:
 @njit
 def neighbours_in(card: int, mask: int) -> int:
     """How many cards of `mask` could share a meld with `card`: same rank, or same suit within 2 ranks."""
-    rank, suit = card % 13, card // 13
+    rank, suit = card % NUM_RANKS, card // NUM_RANKS
     count = 0
-    for s in range(4):
-        if s != suit and (mask >> (s * 13 + rank)) & 1:
+    for s in range(NUM_SUITS):
+        if s != suit and (mask >> (s * NUM_RANKS + rank)) & 1:
             count += 1
     for d in (-2, -1, 1, 2):
         r = rank + d
-        if 0 <= r < 13 and (mask >> (suit * 13 + r)) & 1:
+        if 0 <= r < NUM_RANKS and (mask >> (suit * NUM_RANKS + r)) & 1:
             count += 1
     return count

@@ -28,8 +28,6 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
-    PHASE_DISCARD,
-    PHASE_LAST_DISCARD,
     card_masks,
     card_value,
     dw_after,
@@ -45,7 +43,15 @@ from hollywood_gin_env.agents._features import (
 )
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.state import (
+    ACTION_DRAW_STOCK,
+    ACTION_PASS,
+    ACTION_TAKE,
+    DISCARD_BASE,
+    KNOCK_BASE,
+    PHASE_DISCARD,
+    PHASE_LAST_DISCARD,
+)
 
 # Weights (index -> meaning); `ExpertAgent(weights=...)` overrides DEFAULT_WEIGHTS.
 W_LOOKAHEAD = 0  # weight of the expected deadwood after the next draw (1 - it: the deadwood now)

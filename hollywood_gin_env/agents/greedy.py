@@ -13,8 +13,6 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
-    PHASE_DISCARD,
-    PHASE_LAST_DISCARD,
     card_value,
     dw_after,
     face_up_card,
@@ -25,9 +23,17 @@ from hollywood_gin_env.agents._features import (
     rediscard_allowed,
 )
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.melds import discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
 from hollywood_gin_env.observation import O_HAND, O_OPP_TOOK
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.state import (
+    ACTION_DRAW_STOCK,
+    ACTION_PASS,
+    ACTION_TAKE,
+    DISCARD_BASE,
+    KNOCK_BASE,
+    PHASE_DISCARD,
+    PHASE_LAST_DISCARD,
+)
 
 
 @njit
@@ -51,7 +57,7 @@ def take_helps(hand: int, card: int, rediscard: bool, scratch: np.ndarray) -> bo
         return True
     discard_deadwoods_mask(hand | (1 << card), scratch)
     if not rediscard:
-        scratch[card] = 1 << 30
+        scratch[card] = BIG
     return scratch.min() < now
 
 

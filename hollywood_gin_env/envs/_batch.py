@@ -1,7 +1,8 @@
 """Numba kernels of the environment layer: rewards, opponent turns, seats and the built-in random opponent.
 
-No rule lives here: the kernels read the results the engine wrote (state.ints[:, F_*]) and the legal
-masks it keeps. Each loops over N matches, so the env's Python side stays O(1) numpy calls a step.
+No rule lives here: the kernels read what the engine wrote (state.match, state.last_step,
+state.last_hand) and the legal masks it keeps. Each loops over N matches, so the env's Python side
+stays O(1) numpy calls a step.
 """
 
 from __future__ import annotations
@@ -9,23 +10,25 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.melds import count_bits
+from hollywood_gin_env.bits import count_bits
 from hollywood_gin_env.sampling import random_below
 from hollywood_gin_env.state import (
-    F_DONE_NOW,
-    F_HAND_OVER,
-    F_PHASE,
-    F_PLAYER,
-    F_R_CLOSED,
-    F_R_POINTS,
-    F_R_WINNER,
-    F_WINNER,
+    M_PHASE,
+    M_PLAYER,
+    M_WINNER,
     PHASE_OVER,
+    R_CLOSED,
+    R_POINTS,
+    R_WINNER,
+    S_DONE_NOW,
+    S_HAND_OVER,
 )
 
 REWARD_MODES = ("hand", "game", "match")
 EPISODE_MODES = ("match", "hand")
-REWARD_HAND, REWARD_GAME, REWARD_MATCH = 0, 1, 2
+REWARD_HAND, REWARD_GAME, REWARD_MATCH = (REWARD_MODES.index(m) for m in ("hand", "game", "match"))
+#: reward="hand" pays a hand's points divided by this.
+POINTS_PER_REWARD = 100.0
 
 _SEED_MUL = np.uint64(0xD1342543DE82EF95)
 _SEED_ADD = np.uint64(0x2545F4914F6CDD1D)
@@ -74,43 +77,43 @@ def begin_step(actions, legal, illegal, playing, pending, rewards, ended) -> int
 
 
 @njit
-def end_step(ints, illegal, worst, rewards, ended, carry) -> None:
+def end_step(match, illegal, worst, rewards, ended, carry) -> None:
     """Finish a learner step: illegal actions end their episode at the worst reward; carry[i] marks a
     hand episode that ended while its match goes on (the next reset deals on)."""
-    for i in range(ints.shape[0]):
+    for i in range(match.shape[0]):
         if illegal[i]:
             rewards[i] = worst
             ended[i] = True
-        carry[i] = ended[i] and not illegal[i] and ints[i, F_PHASE] != PHASE_OVER
+        carry[i] = ended[i] and not illegal[i] and match[i, M_PHASE] != PHASE_OVER
 
 
 @njit
-def credit(ints, seats, active, mode, hand_episodes, rewards, ended) -> None:
+def credit(last_step, last_hand, match, seats, active, mode, hand_episodes, rewards, ended) -> None:
     """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends."""
-    for i in range(ints.shape[0]):
+    for i in range(last_step.shape[0]):
         if not active[i]:
             continue
-        if ints[i, F_HAND_OVER] == 1:
-            winner = ints[i, F_R_WINNER]
+        if last_step[i, S_HAND_OVER] == 1:
+            winner = last_hand[i, R_WINNER]
             if winner >= 0:
                 sign = 1.0 if winner == seats[i] else -1.0
                 if mode == REWARD_HAND:
-                    rewards[i] += sign * ints[i, F_R_POINTS] / 100.0
+                    rewards[i] += sign * last_hand[i, R_POINTS] / POINTS_PER_REWARD
                 elif mode == REWARD_GAME:
-                    rewards[i] += sign * count_bits(ints[i, F_R_CLOSED])
+                    rewards[i] += sign * count_bits(last_hand[i, R_CLOSED])
             if hand_episodes:
                 ended[i] = True
-        if ints[i, F_DONE_NOW] == 1:
+        if last_step[i, S_DONE_NOW] == 1:
             ended[i] = True
             if mode == REWARD_MATCH:
-                rewards[i] += 1.0 if ints[i, F_WINNER] == seats[i] else -1.0
+                rewards[i] += 1.0 if match[i, M_WINNER] == seats[i] else -1.0
 
 
 @njit
-def opponent_turns(ints, seats, active, ended, need) -> int:
+def opponent_turns(match, seats, active, ended, need) -> int:
     """need[i]: match i is active, its episode goes on and the opponent (not seats[i]) is to act."""
     count = 0
-    for i in range(ints.shape[0]):
-        need[i] = active[i] and not ended[i] and ints[i, F_PHASE] != PHASE_OVER and ints[i, F_PLAYER] != seats[i]
+    for i in range(match.shape[0]):
+        need[i] = active[i] and not ended[i] and match[i, M_PHASE] != PHASE_OVER and match[i, M_PLAYER] != seats[i]
         count += need[i]
     return count

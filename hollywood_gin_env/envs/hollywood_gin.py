@@ -8,11 +8,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.engine import Engine, as_action
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.envs.table import LearnerTable, deal_options
 from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.state import NUM_ACTIONS
 
 
@@ -53,15 +54,18 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     - `reward="match"`: +1 / -1 at the end of the match for the series winner / loser.
     A hand the opponent ends before the learner's first decision of an episode (a first-turn knock)
     is scored in the learner's next step.
-    Illegal action: the episode ends and the reward is the mode's worst: `-(max(gin_bonus,
-    undercut_bonus) + 100) / 100` (-1.25 by default) for "hand", `-num_games` for "game", -1 for "match".
+    Illegal action (an integer id outside the mask, 107 and -1 included): the episode ends and the reward
+    is the mode's worst: `-(max(gin_bonus, undercut_bonus) + 100) / 100` (-1.25 by default) for "hand",
+    `-num_games` for "game", -1 for "match". An action that is no integer (1.0, True, "1") raises TypeError:
+    every front end (VectorEnv, SelfPlayVectorEnv, PettingZoo, Game) agrees on what is illegal.
 
     ## Episode End
     - Termination: `episode="match"`: the series is over (R37); `episode="hand"`: a hand ends (knock,
       gin or drawn hand), and `reset()` then goes on with the same match's next hand (the sheet
       carries over) until the match is over. Also an illegal action (unless `illegal_action="raise"`).
     - Truncation: none (wrap with `gymnasium.wrappers.TimeLimit` for a step limit).
-    Stepping a finished episode raises `gymnasium.error.ResetNeeded`.
+    Stepping a finished episode raises `gymnasium.error.ResetNeeded`; so does stepping after a step
+    that the opponent interrupted (it raised, or returned a wrong or illegal answer), until `reset()`.
 
     ## Information
     `info["action_mask"]` (int8[107]), `info["illegal_action"]` (the step's action was illegal),
@@ -125,8 +129,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         decks, dealers = deal_options(options, 1)
         seeds = None
         if seed is not None or not self._seeded:
-            root = seed if seed is not None else int(self.np_random.integers(2**63))
-            seeds = match_seeds(root, 1)
+            seeds = match_seeds(seed if seed is not None else draw_root_seed(self.np_random), 1)
             self._seeded = True
         self._table.new_outputs()
         self._table.reset(self._one, seeds, decks, dealers)
@@ -138,10 +141,11 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponent until the learner is to act or the episode ends."""
-        if not self._running:
+        if not self._running and self._table.broken is None:  # else the table names the failure
             raise gym.error.ResetNeeded("HollywoodGin-v0: the episode is over (or never started): call reset()")
-        self._action[0] = _action_id(action)
-        self._table.step(self._action)
+        value = as_action(action)
+        self._action[0] = min(max(value, -1), NUM_ACTIONS)  # out of range stays out of range (illegal) in int64
+        self._table.step(self._action, passed=value)
         terminated = bool(self._table.ended[0])
         self._running = not terminated
         self._illegal = bool(self._table.illegal[0])
@@ -187,12 +191,3 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             "illegal_action": self._illegal,
             "learner_seat": int(self._table.seats[0]),
         }
-
-
-def _action_id(action: Any) -> int:
-    """The action as an int (a scalar or one-element integer array); -1, an illegal id, for anything else."""
-    value = np.asarray(action)
-    if value.size != 1 or value.dtype.kind not in "iu":
-        return -1
-    number = int(value.reshape(()))
-    return number if 0 <= number < NUM_ACTIONS else -1

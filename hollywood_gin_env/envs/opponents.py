@@ -36,6 +36,14 @@ def resolve_opponent(opponent: Any) -> tuple[ActFn | None, Callable[[int], Any] 
     )
 
 
+def opponent_name(opponent: Any) -> str:
+    """How errors name an opponent: its spec, its agent `name`, or the callable's repr."""
+    if opponent is None or isinstance(opponent, str):
+        return repr(opponent or BUILTIN_RANDOM)
+    name = getattr(opponent, "name", None)
+    return repr(name) if isinstance(name, str) else repr(opponent)
+
+
 def _load_named(name: str) -> Any:
     """An agent from hollywood_gin_env.agents.load_agent (imported lazily)."""
     try:

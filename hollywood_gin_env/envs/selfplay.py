@@ -1,8 +1,8 @@
 """`SelfPlayVectorEnv`: N two-player matches in one batched engine, for self-play trainers.
 
 Every step is one decision, made by the player to act in each match; both players' rewards come
-back each step with the bookkeeping that says which decision each reward belongs to. docs/ENV.md
-describes how PPO uses it.
+back each step with the bookkeeping that says which decision each reward belongs to. README,
+"Self-play for trainers", describes how PPO uses it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.engine import Engine, describe_action
+from hollywood_gin_env.engine import Engine, as_actions, illegal_action_message
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import deal_options, match_seeds
+from hollywood_gin_env.envs.table import deal_options
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import F_WINNER, NUM_ACTIONS
+from hollywood_gin_env.rules import Rules, check_choice
+from hollywood_gin_env.sampling import draw_root_seed, match_seeds
+from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS
 
 
 class SelfPlayVectorEnv:
@@ -29,7 +30,9 @@ class SelfPlayVectorEnv:
     `reset(seed=None, options=None) -> (obs, infos)`; `step(actions int[N]) -> (obs, rewards float32[N, 2],
     terminations bool[N], truncations bool[N], infos)`. `obs` is {"observation": float32[N, 564],
     "action_mask": int8[N, 107]} of the player to act in each match (`infos["current_player"]`); the
-    action of `step` is that player's. Illegal actions raise ValueError (sample with the mask).
+    action of `step` is that player's. Illegal actions raise ValueError naming the value and the legal
+    ones, state unchanged (sample with the mask); actions that are no integer array of shape (N,) raise
+    TypeError or ValueError, as in the VectorEnv.
 
     ## Rewards
     `rewards[i, p]` is player p's reward from step i's events, in the mode of `reward` ("hand":
@@ -54,9 +57,8 @@ class SelfPlayVectorEnv:
     def __init__(
         self, num_envs: int = 1, rules: Rules | None = None, reward: str = "hand", episode: str = "match"
     ) -> None:
-        if reward not in _batch.REWARD_MODES or episode not in _batch.EPISODE_MODES:
-            raise ValueError(f"reward={reward!r} or episode={episode!r} is not allowed: "
-                             f"use {_batch.REWARD_MODES} and {_batch.EPISODE_MODES}")  # fmt: skip
+        check_choice("reward", reward, _batch.REWARD_MODES)
+        check_choice("episode", episode, _batch.EPISODE_MODES)
         self.num_envs = n = num_envs
         self.engine = Engine(num_envs, rules)
         self.rules = self.engine.rules
@@ -85,7 +87,7 @@ class SelfPlayVectorEnv:
         decks, dealers = deal_options(options, self.num_envs)
         seeds = None
         if seed is not None or not self._seeded:
-            seeds = match_seeds(int(self.np_random.integers(2**62)) if seed is None else seed, self.num_envs)
+            seeds = match_seeds(seed if seed is not None else draw_root_seed(self.np_random), self.num_envs)
             self._seeded = True
         self.engine.new_matches(seeds=seeds, first_dealers=dealers, decks=decks)
         self._decision_step[:] = -1
@@ -97,24 +99,25 @@ class SelfPlayVectorEnv:
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Apply the action of the player to act in every match (see the class docstring)."""
-        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        passed, actions = actions, as_actions(actions, self.num_envs)
         if _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self._illegal):
             i = int(np.flatnonzero(self._illegal)[0])
-            legal = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(self.engine.legal_mask[i]))
-            raise ValueError(f"illegal action {int(actions[i])} in match {i}: legal actions are {legal}")
+            value = np.asarray(passed).reshape(-1)[i]
+            raise ValueError(illegal_action_message(value, self.engine.legal_mask[i], f" in match {i}"))
         acting = self._players.copy()
         self._decision_step[self._rows, acting] = self._step
         self.engine.step(actions)
         self._r0[:] = 0.0
         self._ended[:] = False
-        ints = self.engine.state.ints
-        _batch.credit(ints, self._seat0, self._all, self.mode, self.hand_episodes, self._r0, self._ended)
+        s = self.engine.state
+        _batch.credit(s.last_step, s.last_hand, s.match, self._seat0, self._all, self.mode, self.hand_episodes,
+                      self._r0, self._ended)  # fmt: skip
         rewards = np.stack([self._r0, -self._r0], axis=1).astype(np.float32)
         terminations = self._ended.copy()
         done_now = self.engine.done_now
         infos = {
             "acting_player": acting, "decision_step": self._decision_step.copy(), "step": self._step,
-            "match_winner": np.where(done_now, ints[:, F_WINNER], -1),
+            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1),
         }  # fmt: skip
         if terminations.any():
             self._decision_step[terminations] = -1

@@ -5,29 +5,16 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE
+from hollywood_gin_env.envs._batch import POINTS_PER_REWARD
+from hollywood_gin_env.observation import OBS_SIZE, observation_high
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import (
     NUM_ACTIONS,
 )
 
-#: Counters with no upper bound (a hand's turns, hands in a match, sheet totals and entries).
-UNBOUNDED = float(np.finfo(np.float32).max)
-#: Upper bounds of the "rules" block: the largest values Rules accepts, scaled as OBS_LAYOUT says.
-_RULES_HIGH = (90 / 10, 1000 / 25, 1000 / 10, 100000 / 100, 1, 1, 1, 1)
-
-
-def observation_high() -> np.ndarray:
-    """Upper bound of every feature of the observation vector (all features are >= 0)."""
-    high = np.ones(OBS_SIZE, dtype=np.float32)
-    for name in ("turns", "hand_number"):
-        high[OBS_LAYOUT[name][0]] = UNBOUNDED
-    sheet = OBS_LAYOUT["sheet"][0]
-    for g in range(3):
-        high[sheet + 7 * g : sheet + 7 * g + 4] = UNBOUNDED  # totals and entries of both players
-    rules = OBS_LAYOUT["rules"][0]
-    high[rules : rules + len(_RULES_HIGH)] = _RULES_HIGH
-    return high
+#: More than any hand's deadwood difference (a hand scores at most a bonus plus this).
+MAX_DEADWOOD_GAP = 100
+__all__ = ["MAX_DEADWOOD_GAP", "observation_high", "observation_space", "worst_reward"]
 
 
 def observation_space() -> spaces.Dict:
@@ -41,7 +28,7 @@ def observation_space() -> spaces.Dict:
 def worst_reward(rules: Rules, reward: str) -> float:
     """The reward of an illegal action: below any single hand, game or match result of the mode."""
     if reward == "hand":
-        return -(max(rules.gin_bonus, rules.undercut_bonus) + 100) / 100.0
+        return -(max(rules.gin_bonus, rules.undercut_bonus) + MAX_DEADWOOD_GAP) / POINTS_PER_REWARD
     if reward == "game":
         return -float(rules.num_games)
     return -1.0

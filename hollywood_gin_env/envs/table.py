@@ -4,9 +4,15 @@ The single env (N = 1) and the vector env share this class, so a vector env of N
 single envs seeded alike run the same code. Python does O(1) numpy calls a step; every loop over
 matches runs in a kernel (the engine's, the encoder's, or envs/_batch.py's).
 
-Random streams: match i seeded with integer k gets the engine seed k (deals, first dealer) and an
-env stream derived from k (the learner's seat, the built-in random opponent). An unseeded reset
-continues both streams, so an autoreset and a plain `reset()` of a single env agree.
+Random streams: match i seeded with integer k gets the engine seed k (deals, first dealer; through
+`sampling.match_seeds`, as every front end) and an env stream derived from k (the learner's seat,
+the built-in random opponent). An unseeded reset continues both streams, so an autoreset and a
+plain `reset()` of a single env agree.
+
+A step that fails part-way (the opponent raises, returns the wrong number of actions or an illegal
+one) leaves the table marked broken: the next `step` raises `gymnasium.error.ResetNeeded` naming
+the failure, and `reset` starts afresh. Undoing the learner's half-applied move instead would cost
+a copy of the state on every step.
 """
 
 from __future__ import annotations
@@ -14,22 +20,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from gymnasium.error import ResetNeeded
 
-from hollywood_gin_env.engine import Engine, check_deck, describe_action
+from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message
 from hollywood_gin_env.envs import _batch
-from hollywood_gin_env.envs.opponents import resolve_opponent
+from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.sampling import sample_legal_streams
+from hollywood_gin_env.rules import Rules, check_choice
+from hollywood_gin_env.sampling import match_seeds, sample_legal_streams
 from hollywood_gin_env.state import NUM_ACTIONS
 
 ILLEGAL_MODES = ("end", "raise")
-
-
-def _check_choice(name: str, value: Any, allowed: tuple) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not allowed: use one of {', '.join(map(repr, allowed))}")
+__all__ = ["ILLEGAL_MODES", "LearnerTable", "deal_options", "match_seeds"]
 
 
 class LearnerTable:
@@ -45,14 +48,16 @@ class LearnerTable:
         learner_seat: int | None = None,
         illegal_action: str = "end",
     ) -> None:
-        _check_choice("reward", reward, _batch.REWARD_MODES)
-        _check_choice("episode", episode, _batch.EPISODE_MODES)
-        _check_choice("learner_seat", learner_seat, (None, 0, 1))
-        _check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
+        check_choice("reward", reward, _batch.REWARD_MODES)
+        check_choice("episode", episode, _batch.EPISODE_MODES)
+        check_choice("learner_seat", learner_seat, (None, 0, 1))
+        check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
         self.engine = Engine(num_matches, rules)
         self.rules = self.engine.rules
         self.num_matches = n = num_matches
         self.opponent, self._reseed_opponent = resolve_opponent(opponent)
+        self.opponent_name = opponent_name(opponent)
+        self.broken: str | None = None  # why the last step or reset failed part-way (then a reset is needed)
         self.mode = _batch.REWARD_MODES.index(reward)
         self.hand_episodes = episode == "hand"
         self.fixed_seat = -1 if learner_seat is None else learner_seat
@@ -91,18 +96,25 @@ class LearnerTable:
         and first_dealers (-1 = random) fix the first deal. Any of them forces a new match. The rows
         of `obs` and `mask` are rewritten in place: call `new_outputs()` first unless they are fresh.
         """
+        if self.broken is not None:  # a match may be half-stepped: every episode starts afresh
+            selected, self._carry[:] = self._all, False
         forced = seeds is not None or decks is not None or first_dealers is not None
         fresh = selected.copy() if forced else selected & ~self._carry
-        if seeds is not None:
-            seeds = np.asarray(seeds, dtype=np.uint64)
-            self.rng[selected] = _batch.env_stream_seeds(seeds[selected])
-            if self._reseed_opponent is not None:
-                self._reseed_opponent(int(seeds[np.argmax(selected)]))
-        self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
-        _batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
-        self._carry[selected] = False
-        self._pending[selected] = 0.0
-        self._settle(selected)
+        try:
+            if seeds is not None:
+                seeds = np.asarray(seeds, dtype=np.uint64)
+                self.rng[selected] = _batch.env_stream_seeds(seeds[selected])
+                if self._reseed_opponent is not None:
+                    self._reseed_opponent(int(seeds[np.argmax(selected)]))
+            self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
+            _batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
+            self._carry[selected] = False
+            self._pending[selected] = 0.0
+            self._settle(selected)
+        except BaseException as error:
+            self._break("reset", error)
+            raise
+        self.broken = None
         self.encode(selected)
 
     def _settle(self, selected: np.ndarray) -> None:
@@ -118,53 +130,67 @@ class LearnerTable:
             self._pending[over] = 0.0
 
     # --- step ------------------------------------------------------------------------------------
-    def step(self, actions: np.ndarray) -> None:
+    def step(self, actions: np.ndarray, passed: Any = None) -> None:
         """Apply the learner's actions in every match and play the opponent until the learner acts again.
 
         Fills `rewards`, `ended` (the episode is over) and `illegal`, and encodes the learner's view
-        into fresh `obs` and `mask` arrays (callers may hand them out without copying).
+        into fresh `obs` and `mask` arrays (callers may hand them out without copying). `passed` is what
+        the caller was given, if it differs from actions (for the message of an illegal action).
         """
-        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_matches)
+        if self.broken is not None:
+            raise ResetNeeded(f"the last step or reset failed part-way ({self.broken}): call reset() first")
+        passed = actions if passed is None else passed
+        actions = as_actions(actions, self.num_matches)
         if self.raise_illegal and _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self.illegal):
-            raise ValueError(self._illegal_message(actions))
-        ints, playing = self.engine.state.ints, self._playing
+            raise ValueError(self._illegal_message(passed))
+        s, playing = self.engine.state, self._playing
         _batch.begin_step(
             actions, self.engine.legal_mask, self.illegal, playing, self._pending, self.rewards, self.ended
         )
-        self.engine.step(actions, playing)
-        _batch.credit(ints, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
-        self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
-        _batch.end_step(ints, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
+        try:
+            self.engine.step(actions, playing)
+            _batch.credit(s.last_step, s.last_hand, s.match, self.seats, playing, self.mode, self.hand_episodes,
+                          self.rewards, self.ended)  # fmt: skip
+            self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
+        except BaseException as error:  # the learner's move is in, the opponent's replies are not
+            self._break("step", error)
+            raise
+        _batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
         self.new_outputs()
         self.encode(self._all)
 
-    def _illegal_message(self, actions: np.ndarray) -> str:
+    def _break(self, where: str, error: BaseException) -> None:
+        """Mark the table as needing a reset after `error` interrupted a step or reset part-way."""
+        self.broken = f"{where} interrupted by {type(error).__name__}: {error}"
+        self.mask = np.zeros_like(self.mask)  # nothing is legal in a half-stepped match (handed-out masks stay)
+
+    def _illegal_message(self, passed: Any) -> str:
         i = int(np.flatnonzero(self.illegal)[0])
-        legal = ", ".join(f"{a} ({describe_action(a)})" for a in np.flatnonzero(self.engine.legal_mask[i]))
         where = f" in match {i}" if self.num_matches > 1 else ""
-        return f"illegal action {int(actions[i])}{where}: legal actions are {legal}"
+        return illegal_action_message(np.asarray(passed).reshape(-1)[i], self.engine.legal_mask[i], where)
 
     def _play_opponent(self, active: np.ndarray, ended: np.ndarray, rewards: np.ndarray, hand_episodes: bool) -> None:
         """Step the opponent in the active matches until the learner is to act or the episode ends."""
-        ints, need = self.engine.state.ints, self._need
-        while _batch.opponent_turns(ints, self.seats, active, ended, need):
+        s, need = self.engine.state, self._need
+        while _batch.opponent_turns(s.match, self.seats, active, ended, need):
             if self.opponent is None:
                 sample_legal_streams(self.engine.legal_mask, need, self.rng, self._opp_actions)
             else:
                 self._external_actions(need)
             self.engine.step(self._opp_actions, need)
-            _batch.credit(ints, self.seats, need, self.mode, hand_episodes, rewards, ended)
+            _batch.credit(s.last_step, s.last_hand, s.match, self.seats, need, self.mode, hand_episodes, rewards,
+                          ended)  # fmt: skip
 
     def _external_actions(self, need: np.ndarray) -> None:
         """The external opponent's actions in the matches where it is to act (checked for legality)."""
         state, params = self.engine.state.arrays(), self.engine.params
         encode_kernel(1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
         rows = np.flatnonzero(need)
-        chosen = np.asarray(self.opponent(self._opp_obs[rows], self._opp_mask[rows]), dtype=np.int64)
-        self._opp_actions[rows] = chosen.reshape(rows.shape)
+        chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
+        self._opp_actions[rows] = as_actions(chosen, rows.size, f"the actions of opponent {self.opponent_name}")
         if _batch.mark_illegal(self._opp_actions, self.engine.legal_mask, need, self._opp_illegal):
             i = int(np.flatnonzero(self._opp_illegal)[0])
-            raise ValueError(f"the opponent chose illegal action {self._opp_actions[i]} in match {i}")
+            raise ValueError(f"opponent {self.opponent_name} chose illegal action {self._opp_actions[i]} in match {i}")
 
     def new_outputs(self) -> None:
         """Give `obs` and `mask` fresh arrays, so the ones handed out before stay as they were."""
@@ -174,19 +200,6 @@ class LearnerTable:
     def encode(self, selected: np.ndarray) -> None:
         """Write the learner's observation and action mask of the selected matches into obs and mask."""
         encode_kernel(self.seats, selected, self.engine.state.arrays(), self.engine.params, self.obs, self.mask)
-
-
-def match_seeds(seed: int | list[int] | np.ndarray, num_matches: int) -> np.ndarray:
-    """One uint64 seed per match: seed + i for an int (as SyncVectorEnv seeds its envs), or the list as given."""
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        seeds = [int(seed) + i for i in range(num_matches)]
-    else:
-        seeds = [int(s) for s in np.asarray(seed).reshape(-1)]
-        if len(seeds) != num_matches:
-            raise ValueError(f"seed must be an int or {num_matches} ints, got {seed!r}")
-    if min(seeds) < 0:
-        raise ValueError(f"seeds must be non-negative, got {seed!r}")
-    return np.array([s % 2**64 for s in seeds], dtype=np.uint64)
 
 
 def deal_options(options: dict | None, num_matches: int) -> tuple[np.ndarray | None, np.ndarray | None]:

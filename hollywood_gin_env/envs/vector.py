@@ -11,9 +11,10 @@ from gymnasium.vector.utils import batch_space
 
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import LearnerTable, deal_options, match_seeds
+from hollywood_gin_env.envs.table import LearnerTable, deal_options
 from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.state import NUM_ACTIONS
 
 
@@ -80,8 +81,7 @@ class HollywoodGinVectorEnv(VectorEnv):
         decks, dealers = deal_options(options, self.num_envs)
         seeds = None
         if seed is not None or not self._seeded:
-            root = seed if seed is not None else int(self.np_random.integers(2**62))
-            seeds = match_seeds(root, self.num_envs)
+            seeds = match_seeds(seed if seed is not None else draw_root_seed(self.np_random), self.num_envs)
             self._seeded = True
         self._table.new_outputs()
         self._table.reset(self._all, seeds, decks, dealers)
@@ -90,7 +90,12 @@ class HollywoodGinVectorEnv(VectorEnv):
     def step(
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """One learner action per match; the opponent replies; ended episodes restart at once (SAME_STEP)."""
+        """One learner action per match; the opponent replies; ended episodes restart at once (SAME_STEP).
+
+        actions: an integer array of shape (num_envs,) (or a list of ints); other dtypes (floats, bools,
+        strings) raise TypeError and other shapes ValueError, naming what was received. After a step that
+        the opponent interrupted, every step raises `gymnasium.error.ResetNeeded` until `reset()`.
+        """
         table = self._table
         table.step(actions)
         rewards = table.rewards.astype(np.float32)
