@@ -20,7 +20,7 @@ from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
-from hollywood_gin_env.state import F_HAND_OVER, F_R_KIND, F_R_TURNS
+from hollywood_gin_env.state import R_KIND, R_TURNS, S_HAND_OVER, EngineState
 
 HAND_KINDS = {"dead": KIND_DEAD, "gin": KIND_GIN, "knock": KIND_KNOCK, "undercut": KIND_UNDERCUT}
 
@@ -85,8 +85,7 @@ class Arena:
 
     def _step(self, storage: RolloutStorage, actions: np.ndarray, rng: np.random.Generator) -> None:
         self.obs, rewards, terminations, _, infos = self.env.step(actions)
-        ints = self.env.engine.state.ints
-        self.stats.add(ints)
+        self.stats.add(self.env.engine.state)
         winner = infos["match_winner"]
         ended = winner >= 0
         if self.match_bonus and ended.any():
@@ -113,7 +112,7 @@ class Arena:
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue these matches exactly (engine arrays, env counters, seats)."""
         engine_state = self.env.engine.state
-        arrays = {name: _to_tensor(value) for name, value in vars(engine_state).items()}
+        arrays = {name: _to_tensor(value) for name, value in engine_state._asdict().items()}
         return {"engine": arrays, "decision_step": torch.from_numpy(self.env._decision_step.copy()),
                 "step": self.env._step, "obs": torch.from_numpy(self.obs["observation"].copy()),
                 "mask": torch.from_numpy(self.obs["action_mask"].copy()), "players": torch.from_numpy(self.players),
@@ -167,13 +166,13 @@ class _HandStats:
         self.hands, self.turns, self.matches = 0, 0, 0
         self.kinds = dict.fromkeys(HAND_KINDS, 0)
 
-    def add(self, ints: np.ndarray) -> None:
+    def add(self, state: EngineState) -> None:
         """Count the hands that the last step ended."""
-        over = ints[:, F_HAND_OVER] == 1
+        over = state.last_step[:, S_HAND_OVER] == 1
         if over.any():
-            kinds = ints[over, F_R_KIND]
+            kinds = state.last_hand[over, R_KIND]
             self.hands += int(over.sum())
-            self.turns += int(ints[over, F_R_TURNS].sum())
+            self.turns += int(state.last_hand[over, R_TURNS].sum())
             for name, code in HAND_KINDS.items():
                 self.kinds[name] += int((kinds == code).sum())
 

@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 def ours(seconds: float, threads: int) -> dict[str, float]:
     """Run train.py for about `seconds` of PPO updates; decisions/s and where the time went."""
-    import train
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    import train
 
     def run(updates: int, folder: str) -> dict[str, list[float]]:
         train.main(["--config", str(ROOT / "configs/default.toml"), "--run-dir", folder, "--no-progress",

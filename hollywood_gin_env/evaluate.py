@@ -305,7 +305,16 @@ def main(argv: list[str] | None = None) -> int:
                              "see docs/RULES.md)")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the report as JSON to PATH (default: no JSON)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads for checkpoint agents; more than one oversubscribes a busy small "
+                             "machine (default: %(default)s)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error(f"--threads={args.threads} must be at least 1")
+    if any(str(spec).lower().startswith("checkpoint:") for spec in args.agents):
+        import torch  # only checkpoint agents need it
+
+        torch.set_num_threads(args.threads)
     finished: list[dict[str, Any]] = []
     try:
         if args.json:

@@ -1,0 +1,36 @@
+"""The shipped bot, checkpoints/hollywood-ppo.pt: its format, its training record, and legal play."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, load_checkpoint  # noqa: E402
+from hollywood_gin_env.evaluate import play_pair, summarize_pair  # noqa: E402
+
+SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "hollywood-ppo.pt"
+
+
+def test_shipped_checkpoint_format_and_training_record():
+    data = torch.load(SHIPPED, map_location="cpu", weights_only=True)
+    assert data["format"] == CHECKPOINT_FORMAT and data["version"] == 2
+    assert set(data) == {"format", "version", "config", "state_dict", "training"}  # policy only: no optimizer, no pool
+    assert SHIPPED.stat().st_size < 5_000_000
+    record = data["training"]
+    assert record["decisions"] > 1_000_000 and 0 < record["wall_seconds"] <= 2 * 3600
+    assert len(record["commit"]) >= 40 and record["config"]["model"]["arch"] == data["config"]["arch"]
+    assert record["evaluations"] and "win_vs_expert" in record["evaluations"][0]
+    policy, config = load_checkpoint(SHIPPED)
+    assert config["deterministic"] is True
+
+
+def test_shipped_bot_plays_legal_matches_and_beats_random():
+    bot = load_agent(f"checkpoint:{SHIPPED}")
+    record = play_pair(bot, load_agent("random", seed=0), 4, seed=11)
+    summary = summarize_pair(record)
+    assert record.illegal == [0, 0] and record.decisions[0] > 0
+    assert summary["match_win_rate"] == 1.0
