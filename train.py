@@ -185,8 +185,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
         progress.global_step += len(batch)
         progress.wall_seconds = session_wall + time.perf_counter() - session_start
         sps = len(batch) / (t2 - t0)
-        times = {"rollout_s": t1 - t0, "forward_s": arena.forward_s, "update_s": t2 - t1,
-                 "wall_s": progress.wall_seconds}
+        times = {
+            "rollout_s": t1 - t0,
+            "forward_s": arena.forward_s,
+            "update_s": t2 - t1,
+            "wall_s": progress.wall_seconds,
+        }
         log_scalars(writer, progress.global_step, update, lr, ent_coef, sps, times, losses, arena.stats.summary(), pool)
         if update % config.selfplay.snapshot_every == 0:
             pool.add(model.policy, update)
@@ -215,8 +219,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
     log_hparams(writer, config, progress)
     writer.close()
     final = progress.history[-1] if progress.history else {}
-    print(f"done: {progress.update} updates, {progress.global_step:,} decisions, {progress.wall_seconds / 60:.1f} "
-          f"min; final {final}; policy: {run_dir / 'policy.pt'}, best: {run_dir / 'best.pt'}", file=sys.stderr)
+    print(
+        f"done: {progress.update} updates, {progress.global_step:,} decisions, {progress.wall_seconds / 60:.1f} "
+        f"min; final {final}; policy: {run_dir / 'policy.pt'}, best: {run_dir / 'best.pt'}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -67,8 +67,9 @@ def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
     data = read_checkpoint(path)
     train = data.get(TRAIN_KEY)
     if not isinstance(train, dict) or "config" not in train:
-        raise ValueError(f"{path} holds a policy but no training state (key {TRAIN_KEY!r}); "
-                         "resume from a run's last.pt")
+        raise ValueError(
+            f"{path} holds a policy but no training state (key {TRAIN_KEY!r}); resume from a run's last.pt"
+        )
     return config_from_dict(train["config"]), train
 
 

@@ -84,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}))
     else:
-        print(f"this project's PPO: {result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}"
-              f", of which policy forward {result['forward_share']:.0%}; update {result['update_share']:.0%})")
+        print(
+            f"this project's PPO: {result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}"
+            f", of which policy forward {result['forward_share']:.0%}; update {result['update_share']:.0%})"
+        )
         print(f"sb3-contrib MaskablePPO: {result['sb3_steps_per_s']:,.0f} steps/s")
         print(f"ratio: {result['ratio']:.1f}x (target >= 5)")
     return 0

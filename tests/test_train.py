@@ -110,8 +110,8 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
 
 
 def test_bad_config_value_fails_with_the_named_error(tmp_path):
-    done = subprocess.run([sys.executable, "train.py", *SMOKE, "--set", "ppo.epochs=0", "--run-dir",
-                           str(tmp_path / "bad")], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    command = [sys.executable, "train.py", *SMOKE, "--set", "ppo.epochs=0", "--run-dir", str(tmp_path / "bad")]
+    done = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "ppo.epochs=0 is out of range" in done.stderr
 
@@ -120,3 +120,14 @@ def test_resume_from_a_policy_only_file_is_a_clear_error(smoke_run):
     done = subprocess.run([sys.executable, "train.py", "--resume", str(smoke_run / "policy.pt")], cwd=ROOT, env=ENV,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode != 0 and "no training state" in done.stderr
+
+
+def test_plot_script_draws_the_learning_curve(smoke_run, tmp_path):
+    out = tmp_path / "curve.png"
+    done = subprocess.run([sys.executable, "scripts/plot_run.py", str(smoke_run), "--out", str(out)], cwd=ROOT,
+                          env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    missing = subprocess.run([sys.executable, "scripts/plot_run.py", str(tmp_path / "nowhere")], cwd=ROOT, env=ENV,
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert missing.returncode == 2 and "is not a directory" in missing.stderr

@@ -277,8 +277,10 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
     found = {name: tuple(t.shape) for name, t in state.items()}
     if found != expected:
         wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
-        raise ValueError(f"{path}: the state_dict does not fit the config {config}: parameters {wrong[:6]} "
-                         f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}")
+        raise ValueError(
+            f"{path}: the state_dict does not fit the config {config}: parameters {wrong[:6]} "
+            f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}"
+        )
     if not all(t.is_floating_point() and bool(torch.isfinite(t).all()) for t in state.values()):
         raise ValueError(f"{path}: state_dict holds non-finite or non-float weights")
     policy = build_policy(config)
