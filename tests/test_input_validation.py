@@ -8,6 +8,7 @@ odd decks, event logs, players, seeds and dealers; the meld solver refuses hands
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
@@ -75,7 +76,8 @@ def test_ctrl_c_prints_finished_pairs_and_exits_130(tmp_path):
         """
     )
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         preexec_fn=default_sigint)  # fmt: skip
     assert out.returncode == 130, out.stderr
     assert time.perf_counter() - start < 30 + 240  # the sleep was interrupted, not waited out
     assert "Traceback" not in out.stderr
@@ -204,3 +206,9 @@ def test_solver_refuses_more_than_eleven_cards_at_once(size):
 def test_solver_still_takes_eleven_cards():
     assert melds.min_deadwood("4S AC 2C 3C 4C 5C 3D 4D 2H 3H 4H") == 8
     assert melds.arrange("AS 2S 3S")[0] == [[0, 1, 2]]
+
+
+def default_sigint() -> None:
+    """Give the child Ctrl-C back: a test run started in the background (nohup, `&`) ignores SIGINT, and a Python
+    started with SIGINT ignored never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

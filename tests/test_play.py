@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -31,7 +32,14 @@ def spawn(cwd: Path, *args: str):
     """play.py with plain output in a 50x200 pseudo-terminal."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     return pexpect.spawn(sys.executable, [str(ROOT / "play.py"), "--no-color", *args], cwd=str(cwd), env=env,
-                         encoding="utf-8", timeout=60, dimensions=(50, 200))  # fmt: skip
+                         encoding="utf-8", timeout=60, dimensions=(50, 200),
+                         preexec_fn=default_sigint)  # fmt: skip
+
+
+def default_sigint() -> None:
+    """Give the child Ctrl-C back: a test run started in the background (nohup, `&`) ignores SIGINT, and a Python
+    started with SIGINT ignored never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def screen(child, pattern: str = PROMPT, timeout: int = 60) -> str:
