@@ -35,6 +35,7 @@ from agents.rollout import RolloutStorage
 from agents.tblog import log_evaluation, log_hparams, log_scalars
 from agents.trainstate import Progress, load_training, policy_metadata, restore_rng, save_training
 from agents.warmstart import clone, collect_teacher
+from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.evaluate import play_pair, summarize_pair
@@ -72,8 +73,6 @@ def git_commit() -> str:
 
 def evaluate(model: ActorCritic, config: Config) -> dict[str, dict]:
     """Duplicate-deal matches of the greedy policy against each eval opponent (hollywood_gin_env.evaluate)."""
-    from hollywood_gin_env.agents import load_agent
-
     agent = PolicyAgent(model.policy, deterministic=True, name="learner")
     results = {}
     for name in config.eval.opponents:

@@ -55,7 +55,7 @@ class Arena:
     def collect(self, storage: RolloutStorage, model: ActorCritic | None, generator: torch.Generator,
                 rng: np.random.Generator, actor: AgentProtocol | None = None) -> None:  # fmt: skip
         """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage."""
-        storage.clear(self.env._step)
+        storage.clear(self.env.next_step)
         self.forward_s = 0.0  # time in the learner's forward passes (the rest: env, opponents, bookkeeping)
         for t in range(storage.steps):
             learner = (self.opponent == SELF) | (self.players == self.learner_seat)
@@ -110,27 +110,21 @@ class Arena:
         return values
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue these matches exactly (engine arrays, env counters, seats)."""
-        engine_state = self.env.engine.state
-        arrays = {name: _to_tensor(value) for name, value in engine_state._asdict().items()}
-        return {"engine": arrays, "decision_step": torch.from_numpy(self.env._decision_step.copy()),
-                "step": self.env._step, "obs": torch.from_numpy(self.obs["observation"].copy()),
-                "mask": torch.from_numpy(self.obs["action_mask"].copy()), "players": torch.from_numpy(self.players),
-                "opponent": torch.from_numpy(self.opponent.copy()),
+        """Everything needed to continue these matches exactly (the env's state, the seats), as tensors."""
+        env_state = self.env.state_dict()
+        engine = {name: _to_tensor(array) for name, array in env_state["engine"].items()}
+        return {"engine": engine, "decision_step": torch.from_numpy(env_state["decision_step"]),
+                "step": env_state["step"], "opponent": torch.from_numpy(self.opponent.copy()),
                 "learner_seat": torch.from_numpy(self.learner_seat.copy())}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what `state_dict` saved."""
-        engine_state = self.env.engine.state
-        for name, tensor in state["engine"].items():
-            target = getattr(engine_state, name)
-            target[...] = _from_tensor(tensor, target.dtype)
-        env = self.env
-        env._decision_step[:] = state["decision_step"].numpy()
-        env._step, env._seeded = int(state["step"]), True
-        env._encode()
-        self.obs = {"observation": state["obs"].numpy().copy(), "action_mask": state["mask"].numpy().copy()}
-        self.players = state["players"].numpy().copy()
+        """Restore what `state_dict` saved; the observations to act on are encoded again from the engine."""
+        dtypes = {name: array.dtype for name, array in self.env.engine.state._asdict().items()}
+        engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in state["engine"].items()}
+        self.env.load_state_dict({"engine": engine, "decision_step": state["decision_step"].numpy(),
+                                  "step": state["step"]})  # fmt: skip
+        self.players = self.env.engine.current_player.copy()
+        self.obs = self.env.observe(self.players)
         self.opponent = state["opponent"].numpy().copy()
         self.learner_seat = state["learner_seat"].numpy().copy()
 

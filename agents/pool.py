@@ -42,9 +42,7 @@ class OpponentPool:
 
     def add(self, policy: nn.Module, update: int) -> None:
         """Freeze a copy of the policy into the pool (replacing the oldest snapshot when full)."""
-        frozen = build_policy({**self.policy_config})
-        frozen.load_state_dict(policy.state_dict())
-        frozen.eval().requires_grad_(False)
+        frozen = self._frozen(policy.state_dict())
         slot = self.next_slot
         if slot == len(self.snapshots):
             self.snapshots.append(frozen)
@@ -53,6 +51,12 @@ class OpponentPool:
             self.snapshots[slot], self.updates[slot] = frozen, update
         self.wins[slot] = self.played[slot] = 0.0
         self.next_slot = (slot + 1) % self.config.pool_size
+
+    def _frozen(self, weights: dict[str, torch.Tensor]) -> nn.Module:
+        """A policy with these weights that is never trained."""
+        frozen = build_policy(self.policy_config)
+        frozen.load_state_dict(weights)
+        return frozen.eval().requires_grad_(False)
 
     def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Opponent ids for `count` new matches."""
@@ -105,9 +109,7 @@ class OpponentPool:
         """Restore what `state_dict` saved."""
         self.snapshots, self.updates = [], []
         for weights, update in zip(state["snapshots"], state["updates"], strict=True):
-            frozen = build_policy({**self.policy_config})
-            frozen.load_state_dict(weights)
-            self.snapshots.append(frozen.eval().requires_grad_(False))
+            self.snapshots.append(self._frozen(weights))
             self.updates.append(int(update))
         self.wins = state["wins"].numpy().copy()
         self.played = state["played"].numpy().copy()

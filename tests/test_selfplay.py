@@ -119,3 +119,21 @@ def test_observe_the_waiting_player_and_illegal_actions():
     np.testing.assert_array_equal(seen["observation"][1], encode_one(env.engine, 1, int(waiting[1]))["observation"])
     with pytest.raises(ValueError, match="illegal action 0 in match 0"):
         env.step(np.array([0, 1]))  # the upcard offer: 0 (draw) is not legal
+
+
+def test_state_dict_continues_the_matches_exactly():
+    """A copy of the env restored from state_dict plays on step for step like the original."""
+    env, copy = SelfPlayVectorEnv(4), SelfPlayVectorEnv(4)
+    obs, _ = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        obs, *_ = env.step([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+    copy.load_state_dict(env.state_dict())
+    assert copy.next_step == env.next_step
+    assert (copy.observe(env.engine.current_player)["observation"] == obs["observation"]).all()
+    for _ in range(60):
+        actions = [rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]]
+        obs, rewards, terms, _, infos = env.step(actions)
+        obs2, rewards2, terms2, _, infos2 = copy.step(actions)
+        assert (obs["observation"] == obs2["observation"]).all() and (rewards == rewards2).all()
+        assert (infos["decision_step"] == infos2["decision_step"]).all() and (terms == terms2).all()

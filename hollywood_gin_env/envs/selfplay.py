@@ -136,6 +136,24 @@ class SelfPlayVectorEnv:
         encode_kernel(players, self._all, self.engine.state.arrays(), self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
+    @property
+    def next_step(self) -> int:
+        """The index the next `step` will have (`infos["step"]` of that step)."""
+        return self._step
+
+    def state_dict(self) -> dict[str, Any]:
+        """Copies of everything that continues these matches exactly: the engine's arrays and the env's counters."""
+        arrays = {name: array.copy() for name, array in self.engine.state._asdict().items()}
+        return {"engine": arrays, "decision_step": self._decision_step.copy(), "step": self._step}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from what `state_dict` returned (for N matches under the same rules)."""
+        for name, array in self.engine.state._asdict().items():
+            array[...] = state["engine"][name]
+        self._decision_step[:] = state["decision_step"]
+        self._step, self._seeded = int(state["step"]), True
+        self._encode()
+
     def action_masks(self) -> np.ndarray:
         """bool[N, 107]: the legal actions of each match's player to act."""
         return self._mask.astype(np.bool_)
