@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,7 @@ def test_ctrl_c_offers_to_save(tmp_path):
     """Ctrl-C at the prompt leaves cleanly, offering to save; the saved file replays through Game.replay."""
     child = spawn(tmp_path, "--opponent", "greedy", "--seed", "3")
     screen(child, timeout=FIRST_WAIT)
+    time.sleep(0.5)  # the prompt is on screen a moment before input() waits; a Ctrl-C in between can be lost
     child.sendintr()
     screen(child, "Save the match to a file before leaving?")
     child.sendline("kept.json")
