@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
     model = ActorCritic(config.policy_config())
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.lr, eps=1e-5)
     pool = OpponentPool(config.selfplay, config.policy_config())
-    arena = Arena(config.env.num_envs, rules, config.env.reward, config.env.match_bonus, pool)
+    arena = Arena(config.env.num_envs, rules, config.env.reward, config.env.match_bonus, pool, config.env.episode)
     progress = Progress()
     commit = git_commit()
     # purge what a crashed run logged after its last checkpoint, so TensorBoard has no duplicate steps
@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
         log_scalars(writer, progress.global_step, update, lr, ent_coef, sps, times, losses, arena.stats.summary(), pool)
         if update % config.selfplay.snapshot_every == 0:
             pool.add(model.policy, update)
-        last = update == updates
+        out_of_time = 0 < config.train.max_minutes * 60 <= progress.wall_seconds
+        last = update == updates or out_of_time
         if (config.eval.every and update % config.eval.every == 0) or last:
             results = evaluate(model, config)
             improved = log_evaluation(writer, progress, results, config.eval.opponents[0])
@@ -205,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
         postfix["decisions/s"] = f"{sps:,.0f}"
         bar.set_postfix(postfix, refresh=False)
         bar.update(1)
+        if out_of_time:
+            print(f"train.max_minutes = {config.train.max_minutes} reached at update {update}/{updates}: stopping",
+                  file=sys.stderr)  # fmt: skip
+            break
         if interrupt.requested or (update == stop_at and not last):
             save_training(run_dir / "last.pt", config, progress, model, optimizer, pool, arena, rng, generator)
             bar.close()

@@ -28,8 +28,9 @@ HAND_KINDS = {"dead": KIND_DEAD, "gin": KIND_GIN, "knock": KIND_KNOCK, "undercut
 class Arena:
     """The training matches and who sits where; `collect` fills a rollout."""
 
-    def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None):
-        self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode="match")
+    def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None,
+                 episode: str = "match") -> None:  # fmt: skip
+        self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
         self.num_envs = num_envs
         self.match_bonus = match_bonus
         self.pool = pool

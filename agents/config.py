@@ -35,6 +35,9 @@ class TrainConfig:
     """decay the learning rate linearly to 0 over the updates"""
     torch_threads: int = field(default=2, metadata=_allowed(1, 256))
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
+    max_minutes: float = field(default=0.0, metadata=_allowed(0.0))
+    """wall-time cap of the whole run, warm start included (0: none): the first update past it is the last one,
+    evaluated and saved as if `updates` had been reached (a safety net; size `updates` to finish before it)"""
 
 
 @dataclass
@@ -47,6 +50,9 @@ class EnvConfig:
     """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end"""
     match_bonus: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
     """extra ± reward to the match winner and loser, on top of `reward` (shapes towards what evaluation counts)"""
+    episode: str = field(default="match", metadata=_allowed(choices=("match", "hand")))
+    """where returns stop: "match" (a decision's return runs on through later hands) or "hand" (only the points of
+    the hand it was made in; the value head then predicts the rest of the hand, a much less noisy target)"""
 
 
 @dataclass

@@ -27,7 +27,8 @@ TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return 
 def collect_teacher(config: Config, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The teacher's decisions: obs, masks, actions and discounted returns, flattened."""
     w = config.warmstart
-    arena = Arena(config.env.num_envs, config.make_rules(), config.env.reward, config.env.match_bonus, pool=None)
+    env = config.env
+    arena = Arena(env.num_envs, config.make_rules(), env.reward, env.match_bonus, pool=None, episode=env.episode)
     arena.reset(seed=config.train.seed * 1_000_003 + 17, rng=rng)
     teacher = load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)

@@ -109,6 +109,14 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     assert saved["train"]["progress"]["update"] >= 1
 
 
+def test_max_minutes_ends_the_run_with_an_evaluated_policy(tmp_path):
+    done = run_train(*SMOKE, "--run-dir", str(tmp_path / "capped"), "--set", "train.max_minutes=0.0001")
+    assert "train.max_minutes = 0.0001 reached at update 1/4" in done.stderr
+    assert [step for step, _ in scalars(tmp_path / "capped")["eval/match_win_rate_vs_expert"]]  # evaluated at the end
+    data = torch.load(tmp_path / "capped" / "policy.pt", weights_only=True)
+    assert data["training"]["updates"] == 1
+
+
 def test_bad_config_value_fails_with_the_named_error(tmp_path):
     command = [sys.executable, "train.py", *SMOKE, "--set", "ppo.epochs=0", "--run-dir", str(tmp_path / "bad")]
     done = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)

@@ -160,3 +160,24 @@ def test_gae_per_player_matches_a_plain_loop(learner_seat):
     for gamma, lam in ((0.99, 0.95), (1.0, 1.0), (0.9, 0.0)):
         expected = _reference_gae(storage, gamma, lam)
         assert np.allclose(storage.advantages(gamma, lam), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_arena_episode_decides_where_returns_stop(episode):
+    """env.episode = "hand" ends each return chain at its hand's score; "match" runs it on through later hands."""
+    import torch
+
+    from agents.arena import Arena
+    from hollywood_gin_env.rules import Rules
+
+    arena = Arena(4, Rules(), "hand", 0.0, pool=None, episode=episode)
+    rng = np.random.default_rng(0)
+    arena.reset(seed=5, rng=rng)
+    storage = RolloutStorage(400, 4, 564, 107)
+    arena.collect(storage, None, torch.Generator(), rng, actor=load_agent("greedy"))
+    scored = storage.rewards != 0  # with reward "hand", points arrive only when a hand is scored
+    assert scored.sum() > 8
+    if episode == "hand":
+        assert storage.dones[scored].all()
+    else:
+        assert not storage.dones[scored].all() and storage.dones.sum() < scored.sum()
