@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
+from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.rules import Rules
 
 
@@ -110,6 +111,9 @@ class WarmStartConfig:
 
     teacher: str = field(default="expert", metadata=_allowed(choices=("expert", "greedy", "none")))
     """the heuristic that plays both seats and whose decisions are cloned ("none" skips the warm start)"""
+    teacher_weights: list[float] = field(default_factory=list)
+    """"expert" only: its 9 weights in hollywood_gin_env/agents/expert.py's order (lookahead, knock_chance, danger,
+    danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
     decisions: int = field(default=1_000_000, metadata=_allowed(0))
     """teacher decisions to collect"""
     epochs: int = field(default=3, metadata=_allowed(1))
@@ -261,6 +265,10 @@ def _check_across(config: Config) -> None:
     mix = config.selfplay
     if mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight <= 0:
         raise ValueError("selfplay: the opponent weights (self, snapshot, expert, greedy) must not all be 0")
+    weights = config.warmstart.teacher_weights
+    if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
+        raise ValueError(f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
+                         f"in order) with teacher = \"expert\", or none")  # fmt: skip
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
 

@@ -17,7 +17,7 @@ from agents.arena import Arena
 from agents.config import Config
 from agents.ppo import ActorCritic, masked_log_probs
 from agents.rollout import RolloutStorage
-from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -30,7 +30,7 @@ def collect_teacher(config: Config, rng: np.random.Generator) -> dict[str, np.nd
     env = config.env
     arena = Arena(env.num_envs, config.make_rules(), env.reward, env.match_bonus, pool=None, episode=env.episode)
     arena.reset(seed=config.train.seed * 1_000_003 + 17, rng=rng)
-    teacher = load_agent(w.teacher)
+    teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "returns": []}
     collected = 0

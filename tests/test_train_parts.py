@@ -181,3 +181,20 @@ def test_arena_episode_decides_where_returns_stop(episode):
         assert storage.dones[scored].all()
     else:
         assert not storage.dones[scored].all() and storage.dones.sum() < scored.sum()
+
+
+def test_teacher_weights_make_a_tuned_expert_teacher():
+    from agents.warmstart import collect_teacher
+    from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
+
+    tuned = [1.5, 60.0, 1.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0]
+
+    def teach(weights):
+        overrides = ["env.num_envs=8", "warmstart.decisions=400", f"warmstart.teacher_weights={weights}"]
+        return collect_teacher(load_config("configs/smoke.toml", overrides), np.random.default_rng(0))
+
+    plain, same, other = teach([]), teach(DEFAULT_WEIGHTS.tolist()), teach(tuned)
+    assert (plain["actions"] == same["actions"]).all()  # the default weights are expert itself
+    assert (plain["actions"] != other["actions"]).any()  # the tuned weights are taught
+    with pytest.raises(ValueError, match="teacher_weights"):
+        load_config("configs/smoke.toml", ["warmstart.teacher=greedy", f"warmstart.teacher_weights={tuned}"])
