@@ -29,10 +29,13 @@ from hollywood_gin_env.state import (
     EngineState,
 )
 
+_NO_GUARD = contextlib.nullcontext()  # reusable; built once, as a step calls the engine twice or more
+_INT64 = np.dtype(np.int64)  # numpy's int64 arrays share this dtype object, so `is` is the quick test
 
-def _overflow_ok() -> contextlib.AbstractContextManager:
+
+def overflow_ok() -> contextlib.AbstractContextManager:
     """Wrap-around uint64 arithmetic is intended; plain Python (NUMBA_DISABLE_JIT=1) would warn."""
-    return np.errstate(over="ignore") if numba.config.DISABLE_JIT else contextlib.nullcontext()
+    return np.errstate(over="ignore") if numba.config.DISABLE_JIT else _NO_GUARD
 
 
 def check_deck(deck: object) -> np.ndarray:
@@ -44,7 +47,7 @@ def check_deck(deck: object) -> np.ndarray:
 
 
 class Engine:
-    """N matches as struct-of-arrays state (`self.state`), stepped by numba kernels."""
+    """N matches as struct-of-arrays state (`self.state`; `self.arrays` is its tuple), stepped by numba kernels."""
 
     def __init__(self, num_matches: int, rules: Rules | None = None) -> None:
         if num_matches < 1:
@@ -55,9 +58,16 @@ class Engine:
             raise ValueError(f"rules={self.rules!r} is not a hollywood_gin_env.Rules")
         self.params = self.rules.to_params()
         announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache
-        self.state = EngineState.allocate(num_matches)
-        self.state.match[:, M_PHASE] = PHASE_OVER
+        self._state = EngineState.allocate(num_matches)
+        self._state.match[:, M_PHASE] = PHASE_OVER
+        # The kernels' argument, built once: the state's arrays are only ever written in place.
+        self.arrays = self._state.arrays()
         self._all = np.ones(num_matches, dtype=np.bool_)
+
+    @property
+    def state(self) -> EngineState:
+        """The matches' arrays by name (write them in place; the state itself is never replaced)."""
+        return self._state
 
     def new_matches(
         self,
@@ -82,15 +92,15 @@ class Engine:
             decks = np.asarray(decks, dtype=np.int64)
             use_deck = (decks[:, 0] >= 0) & selected
             self.state.deck[use_deck] = decks[use_deck]
-        with _overflow_ok():
-            new_match_kernel(selected, seeds, reseed, dealers, use_deck, self.state.arrays(), self.params)
+        with overflow_ok():
+            new_match_kernel(selected, seeds, reseed, dealers, use_deck, self.arrays, self.params)
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """Apply one action per active match; see `illegal` for the matches whose action was refused."""
         actions = np.asarray(actions, dtype=np.int64)
         active = self._all if active is None else np.asarray(active, dtype=np.bool_)
-        with _overflow_ok():
-            step_kernel(actions, active, self.params, self.state.arrays())
+        with overflow_ok():
+            step_kernel(actions, active, self.params, self.arrays)
 
     @property
     def legal_mask(self) -> np.ndarray:
@@ -147,6 +157,9 @@ def as_action(action: object) -> int:
     TypeError for anything else (1.0 and True are not actions), so no front end casts silently; the
     value may still be out of range or illegal, which each front end handles as it documents.
     """
+    kind = type(action)
+    if kind is int or kind is np.int64:  # the usual ids first, by exact type (bool is a subclass of int)
+        return int(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         return int(action)
     array_like = isinstance(action, (np.ndarray, list, tuple)) or hasattr(action, "__array__")  # e.g. a tensor
@@ -163,6 +176,8 @@ def as_actions(actions: object, num: int, source: str = "actions") -> np.ndarray
     No silent casts: floats (1.7 is not action 1), bools, strings and other shapes raise a TypeError
     or ValueError naming the dtype or shape received. Huge unsigned ids stay illegal rather than wrap.
     """
+    if type(actions) is np.ndarray and actions.dtype is _INT64 and actions.shape == (num,):
+        return actions  # already what the checks below return; the envs pass such arrays every step
     if isinstance(actions, np.ndarray):
         array = actions
     else:  # a list, or an array-like such as a torch tensor

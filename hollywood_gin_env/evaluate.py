@@ -104,7 +104,7 @@ class _Table:
         """Every unfinished match takes one action of its player to act; returns the rows of hands that ended."""
         engine, active = self.engine, ~self.engine.done
         players = engine.current_player.copy()
-        encode_kernel(players, active, engine.state.arrays(), engine.params, self.obs, self.masks)
+        encode_kernel(players, active, engine.arrays, engine.params, self.obs, self.masks)
         for side, agent in enumerate(agents):
             rows = np.flatnonzero(active & ((players == self.seat_a) == (side == 0)))
             if rows.size:

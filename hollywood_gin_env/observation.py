@@ -286,7 +286,7 @@ def encode_one(engine, match: int, player: int) -> dict[str, np.ndarray]:
     selected[match] = True
     obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
-    encode_kernel(players, selected, engine.state.arrays(), engine.params, obs, mask)
+    encode_kernel(players, selected, engine.arrays, engine.params, obs, mask)
     return {"observation": obs[match], "action_mask": mask[match]}
 
 

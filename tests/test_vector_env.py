@@ -126,3 +126,36 @@ def test_render_and_masks():
     texts = vec.render()
     assert len(texts) == 2 and all(t.startswith("Hand 1") for t in texts)
     np.testing.assert_array_equal(vec.action_masks(), obs["action_mask"].astype(bool))
+
+
+@pytest.mark.parametrize("kwargs", [{"rules": SHORT}, {"rules": SHORT, "episode": "hand", "reward": "game"}])
+def test_builtin_opponent_kernel_plays_as_the_python_loop(kwargs):
+    """The built-in opponent's turns run in one kernel call; a callable opponent drawing from the same
+    streams goes through the Python loop, and both tables must stay equal."""
+    from hollywood_gin_env.engine import overflow_ok
+    from hollywood_gin_env.envs.table import LearnerTable
+    from hollywood_gin_env.sampling import sample_legal_streams
+
+    n = 6
+    fast = LearnerTable(n, **kwargs)
+
+    def same_draws(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        out = np.full(n, -1, dtype=np.int64)
+        with overflow_ok():
+            sample_legal_streams(slow.engine.legal_mask, slow._need, slow.rng, out)
+        return out[slow._need]
+
+    slow = LearnerTable(n, opponent=same_draws, **kwargs)
+    everywhere, rng = np.ones(n, dtype=np.bool_), np.random.default_rng(0)
+    for table in (fast, slow):
+        table.reset(everywhere, seeds=np.arange(n, dtype=np.uint64))
+    for _ in range(300):
+        actions = random_legal_batch(rng, fast.mask)
+        for table in (fast, slow):
+            table.step(actions)
+        for name in ("obs", "mask", "rewards", "ended", "illegal", "seats", "rng"):
+            np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
+        if fast.ended.any():
+            for table in (fast, slow):
+                table.new_outputs()
+                table.reset(fast.ended.copy())

@@ -11,7 +11,8 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.bits import count_bits
-from hollywood_gin_env.sampling import random_below
+from hollywood_gin_env.kernels import step_kernel
+from hollywood_gin_env.sampling import random_below, sample_legal_streams
 from hollywood_gin_env.state import (
     M_PHASE,
     M_PLAYER,
@@ -22,6 +23,7 @@ from hollywood_gin_env.state import (
     R_WINNER,
     S_DONE_NOW,
     S_HAND_OVER,
+    named,
 )
 
 REWARD_MODES = ("hand", "game", "match")
@@ -117,3 +119,19 @@ def opponent_turns(match, seats, active, ended, need) -> int:
         need[i] = active[i] and not ended[i] and match[i, M_PHASE] != PHASE_OVER and match[i, M_PLAYER] != seats[i]
         count += need[i]
     return count
+
+
+@njit
+def random_opponent_turns(
+    arrays, params, seats, active, ended, rewards, mode, hand_episodes, need, rng, actions
+) -> None:
+    """The built-in random opponent's turns: the loop of `LearnerTable._play_opponent` in one kernel call.
+
+    From Python each turn would cost four kernel calls, and each call unpacks its arrays (the state's
+    seventeen for the engine step) again: for one match that costs more than the turn's work.
+    """
+    s = named(arrays)
+    while opponent_turns(s.match, seats, active, ended, need):
+        sample_legal_streams(s.legal, need, rng, actions)
+        step_kernel(actions, need, params, arrays)
+        credit(s.last_step, s.last_hand, s.match, seats, need, mode, hand_episodes, rewards, ended)

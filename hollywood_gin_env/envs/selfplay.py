@@ -133,7 +133,7 @@ class SelfPlayVectorEnv:
         obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
         mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
         players = np.asarray(players, dtype=np.int64).reshape(self.num_envs)
-        encode_kernel(players, self._all, self.engine.state.arrays(), self.engine.params, obs, mask)
+        encode_kernel(players, self._all, self.engine.arrays, self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     @property
@@ -163,7 +163,7 @@ class SelfPlayVectorEnv:
 
     def _encode(self) -> None:
         np.copyto(self._players, self.engine.current_player)
-        encode_kernel(self._players, self._all, self.engine.state.arrays(), self.engine.params, self._obs, self._mask)
+        encode_kernel(self._players, self._all, self.engine.arrays, self.engine.params, self._obs, self._mask)
 
     def _observations(self) -> dict[str, np.ndarray]:
         return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 from gymnasium.error import ResetNeeded
 
-from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message
+from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message, overflow_ok
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules, check_choice
-from hollywood_gin_env.sampling import match_seeds, sample_legal_streams
+from hollywood_gin_env.sampling import match_seeds
 from hollywood_gin_env.state import NUM_ACTIONS
 
 ILLEGAL_MODES = ("end", "raise")
@@ -171,19 +171,24 @@ class LearnerTable:
 
     def _play_opponent(self, active: np.ndarray, ended: np.ndarray, rewards: np.ndarray, hand_episodes: bool) -> None:
         """Step the opponent in the active matches until the learner is to act or the episode ends."""
+        if self.opponent is None:  # the built-in opponent: the loop below, in one kernel call
+            engine = self.engine
+            with overflow_ok():
+                _batch.random_opponent_turns(
+                    engine.arrays, engine.params, self.seats, active, ended, rewards, self.mode, hand_episodes,
+                    self._need, self.rng, self._opp_actions,
+                )  # fmt: skip
+            return
         s, need = self.engine.state, self._need
         while _batch.opponent_turns(s.match, self.seats, active, ended, need):
-            if self.opponent is None:
-                sample_legal_streams(self.engine.legal_mask, need, self.rng, self._opp_actions)
-            else:
-                self._external_actions(need)
+            self._external_actions(need)
             self.engine.step(self._opp_actions, need)
             _batch.credit(s.last_step, s.last_hand, s.match, self.seats, need, self.mode, hand_episodes, rewards,
                           ended)  # fmt: skip
 
     def _external_actions(self, need: np.ndarray) -> None:
         """The external opponent's actions in the matches where it is to act (checked for legality)."""
-        state, params = self.engine.state.arrays(), self.engine.params
+        state, params = self.engine.arrays, self.engine.params
         encode_kernel(1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
         rows = np.flatnonzero(need)
         chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
@@ -199,7 +204,7 @@ class LearnerTable:
 
     def encode(self, selected: np.ndarray) -> None:
         """Write the learner's observation and action mask of the selected matches into obs and mask."""
-        encode_kernel(self.seats, selected, self.engine.state.arrays(), self.engine.params, self.obs, self.mask)
+        encode_kernel(self.seats, selected, self.engine.arrays, self.engine.params, self.obs, self.mask)
 
 
 def deal_options(options: dict | None, num_matches: int) -> tuple[np.ndarray | None, np.ndarray | None]:
