@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
     device = torch.device(args.device)
     rules = config.make_rules()
 
-    model = ActorCritic(config.policy_config(), config.privileged_size())
+    model = ActorCritic(config.policy_config())
     optimizer = torch.optim.Adam(model.parameters(), lr=config.train.lr, eps=1e-5)
     pool = OpponentPool(config.selfplay, config.policy_config())
     arena = Arena(config.env.num_envs, rules, config.env.reward, config.env.match_bonus, pool, config.env.episode)
@@ -154,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
         save_training(run_dir / "last.pt", config, progress, model, optimizer, pool, arena, rng, generator)
 
     model.to(device)
-    storage = RolloutStorage(config.ppo.rollout_steps, config.env.num_envs, OBS_SIZE, NUM_ACTIONS,
-                             config.privileged_size())  # fmt: skip
+    storage = RolloutStorage(config.ppo.rollout_steps, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
     updates, first_update = config.train.updates, progress.update
     stop_at = updates if args.stop_after is None else min(updates, first_update + args.stop_after)
     bar = tqdm(total=updates, initial=first_update, disable=args.no_progress, desc="updates", dynamic_ncols=True)
@@ -176,8 +175,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 - the script reads
         batch = Batch(*(torch.from_numpy(np.ascontiguousarray(a[valid])) for a in (
             storage.obs, storage.masks, storage.actions, storage.logprobs, storage.values)),
             advantages=torch.from_numpy(advantages[valid]),
-            returns=torch.from_numpy(advantages[valid] + storage.values[valid]),
-            privileged=None if storage.privileged is None else torch.from_numpy(storage.privileged[valid]))  # fmt: skip
+            returns=torch.from_numpy(advantages[valid] + storage.values[valid]))  # fmt: skip
         t1 = time.perf_counter()
         losses = ppo_update(model, optimizer, batch, config.ppo, ent_coef, generator)
         t2 = time.perf_counter()

@@ -15,7 +15,6 @@ import torch
 
 from agents.pool import SELF, OpponentPool
 from agents.ppo import ActorCritic, masked_log_probs
-from agents.privileged import privileged_view
 from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.envs import SelfPlayVectorEnv
@@ -64,9 +63,6 @@ class Arena:
             actions = np.zeros(self.num_envs, dtype=np.int64)
             obs, masks = self.obs["observation"], self.obs["action_mask"].astype(np.bool_)
             rows = np.flatnonzero(learner)
-            hidden = None
-            if storage.privileged is not None:
-                hidden = storage.privileged[t] = privileged_view(self.env.engine.state, self.players)
             if actor is not None:
                 actions[rows] = actor.act(obs[rows], masks[rows])
                 storage.logprobs[t, rows] = 0.0
@@ -74,14 +70,14 @@ class Arena:
             elif rows.size:
                 started = time.perf_counter()
                 actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = _sample(
-                    model, obs[rows], masks[rows], generator, None if hidden is None else hidden[rows]
+                    model, obs[rows], masks[rows], generator
                 )
                 self.forward_s += time.perf_counter() - started
             self._opponents_act(~learner, obs, masks, actions, generator)
             storage.obs[t], storage.masks[t], storage.actions[t] = obs, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
             self._step(storage, actions, rng)
-        storage.bootstrap[:] = self._bootstrap(model, storage.privileged is not None) if model is not None else 0.0
+        storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
 
     def _opponents_act(self, rows_mask, obs, masks, actions, generator) -> None:
         for opponent in np.unique(self.opponent[rows_mask]):
@@ -105,15 +101,13 @@ class Arena:
             self._assign(ended, rng)
         self.players = infos["current_player"]
 
-    def _bootstrap(self, model: ActorCritic, privileged: bool) -> np.ndarray:
+    def _bootstrap(self, model: ActorCritic) -> np.ndarray:
         """V of each seat's view at the rollout's end (for chains cut by it)."""
         values = np.zeros((self.num_envs, 2), dtype=np.float32)
         with torch.no_grad():
             for p in (0, 1):
-                seats = np.full(self.num_envs, p)
-                view = self.env.observe(seats)
-                hidden = torch.from_numpy(privileged_view(self.env.engine.state, seats)) if privileged else None
-                values[:, p] = model.value(torch.from_numpy(view["observation"]), hidden).numpy()
+                view = self.env.observe(np.full(self.num_envs, p))
+                values[:, p] = model.value(torch.from_numpy(view["observation"])).numpy()
         return values
 
     def state_dict(self) -> dict[str, Any]:
@@ -136,11 +130,10 @@ class Arena:
         self.learner_seat = state["learner_seat"].numpy().copy()
 
 
-def _sample(model: ActorCritic, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator,
-            hidden: np.ndarray | None = None):  # fmt: skip
+def _sample(model: ActorCritic, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator):
     """(actions, log-probabilities, values) of the learner on a batch of rows."""
     with torch.no_grad():
-        logits, values = model(torch.from_numpy(obs), None if hidden is None else torch.from_numpy(hidden))
+        logits, values = model(torch.from_numpy(obs))
         log_probs = masked_log_probs(logits, torch.from_numpy(masks))
         actions = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
         chosen = log_probs.gather(1, actions[:, None]).squeeze(1)

@@ -71,9 +71,6 @@ class ModelConfig:
     """width of each card's hidden vector in the "cards" head"""
     take_features: bool = False
     """"cards" only: give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
-    privileged_critic: bool = False
-    """train the value on a separate MLP that also reads the opponent's hand and the stock's order (a baseline may
-    know what the player does not; the checkpoint's policy never sees them): less noisy advantages"""
 
 
 @dataclass
@@ -205,12 +202,6 @@ class Config:
         m = self.model
         return {"arch": m.arch, "hidden_sizes": list(m.hidden_sizes), "activation": m.activation,
                 "card_channels": m.card_channels, "take_features": m.take_features, "deterministic": True}  # fmt: skip
-
-    def privileged_size(self) -> int:
-        """Width of the hidden-card features the critic reads (0: the critic sees what the player sees)."""
-        from agents.privileged import PRIVILEGED_SIZE
-
-        return PRIVILEGED_SIZE if self.model.privileged_critic else 0
 
 
 def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:

@@ -39,38 +39,22 @@ def entropy_of(log_probs: torch.Tensor) -> torch.Tensor:
 
 
 class ActorCritic(nn.Module):
-    """`policy` (the network a checkpoint holds) plus a value head on its torso's features, or, with
-    `privileged_size`, a separate critic MLP that also reads the hidden cards (agents/privileged.py)."""
+    """`policy` (the network a checkpoint holds) plus a value head on its torso's features."""
 
-    def __init__(self, policy_config: dict[str, Any], privileged_size: int = 0, critic_sizes: tuple = (256, 256)):
+    def __init__(self, policy_config: dict[str, Any]) -> None:
         super().__init__()
         self.policy_config = check_policy_config(dict(policy_config))
         self.policy = build_policy(self.policy_config)
         self.value_head = nn.Linear(self.policy.feature_size, 1)
-        self.privileged_size = privileged_size
-        self.critic = None
-        if privileged_size:
-            layers, width = [], self.policy_config["obs_size"] + privileged_size
-            for size in critic_sizes:
-                layers += [nn.Linear(width, size), nn.ReLU()]
-                width = size
-            self.critic = nn.Sequential(*layers, nn.Linear(width, 1))
 
-    def forward(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, 107), values (B,)); `privileged` is required when the critic reads the hidden cards."""
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits (B, 107), values (B,))."""
         features = self.policy.features(obs)
-        return self.policy.head(obs, features), self._value(obs, features, privileged)
+        return self.policy.head(obs, features), self.value_head(features).squeeze(-1)
 
-    def value(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> torch.Tensor:
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
         """V(obs) only."""
-        return self._value(obs, None if self.critic is not None else self.policy.features(obs), privileged)
-
-    def _value(self, obs, features, privileged) -> torch.Tensor:
-        if self.critic is None:
-            return self.value_head(features).squeeze(-1)
-        if privileged is None:
-            raise ValueError("this critic reads the hidden cards: pass privileged=(B, privileged_size) features")
-        return self.critic(torch.cat([obs, privileged], dim=1)).squeeze(-1)
+        return self.value_head(self.policy.features(obs)).squeeze(-1)
 
 
 @dataclass
@@ -84,7 +68,6 @@ class Batch:
     values: torch.Tensor
     advantages: torch.Tensor
     returns: torch.Tensor
-    privileged: torch.Tensor | None = None  # the hidden cards, for a critic that reads them
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -117,8 +100,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batc
 def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, idx: torch.Tensor,
                     config: PPOConfig, ent_coef: float) -> dict[str, float]:  # fmt: skip
     """One gradient step on the rows idx."""
-    privileged = None if batch.privileged is None else batch.privileged[idx]
-    logits, new_values = model(batch.obs[idx], privileged)
+    logits, new_values = model(batch.obs[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
     entropy = entropy_of(log_probs).mean()

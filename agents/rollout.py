@@ -16,12 +16,10 @@ from numba import njit
 class RolloutStorage:
     """Preallocated numpy buffers of one rollout."""
 
-    def __init__(self, steps: int, num_envs: int, obs_size: int, num_actions: int, privileged_size: int = 0) -> None:
+    def __init__(self, steps: int, num_envs: int, obs_size: int, num_actions: int) -> None:
         shape = (steps, num_envs)
         self.steps, self.num_envs = steps, num_envs
         self.obs = np.zeros((*shape, obs_size), dtype=np.float32)
-        # the hidden cards seen from each row's seat, for a critic that reads them (agents/privileged.py)
-        self.privileged = np.zeros((*shape, privileged_size), dtype=np.float32) if privileged_size else None
         self.masks = np.zeros((*shape, num_actions), dtype=np.bool_)
         self.actions = np.zeros(shape, dtype=np.int64)
         self.logprobs = np.zeros(shape, dtype=np.float32)

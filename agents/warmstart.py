@@ -31,19 +31,16 @@ def collect_teacher(config: Config, rng: np.random.Generator) -> dict[str, np.nd
     arena = Arena(env.num_envs, config.make_rules(), env.reward, env.match_bonus, pool=None, episode=env.episode)
     arena.reset(seed=config.train.seed * 1_000_003 + 17, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
-    storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, config.privileged_size())
+    storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "returns": []}
-    if storage.privileged is not None:
-        parts["privileged"] = []
     collected = 0
     while collected < w.decisions:
         arena.collect(storage, None, torch.Generator(), rng, actor=teacher)
         returns = storage.advantages(config.ppo.gamma, 1.0)  # values are 0: advantages are the returns
         valid = storage.valid
-        arrays = {"obs": storage.obs, "masks": storage.masks, "actions": storage.actions, "returns": returns,
-                  "privileged": storage.privileged}  # fmt: skip
-        for key in parts:
-            parts[key].append(arrays[key][valid])
+        for key, array in (("obs", storage.obs), ("masks", storage.masks), ("actions", storage.actions),
+                           ("returns", returns)):  # fmt: skip
+            parts[key].append(array[valid])
         collected += int(valid.sum())
     return {key: np.concatenate(value)[: w.decisions] for key, value in parts.items()}
 
@@ -54,7 +51,6 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
     w = config.warmstart
     obs, masks = torch.from_numpy(data["obs"]), torch.from_numpy(data["masks"])
     actions, returns = torch.from_numpy(data["actions"]), torch.from_numpy(data["returns"].astype(np.float32))
-    hidden = torch.from_numpy(data["privileged"]) if "privileged" in data else None
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)
     size = len(actions)
     steps = w.epochs * -(-size // w.minibatch_size)
@@ -65,7 +61,7 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
         totals = np.zeros(3)
         for start in range(0, size, w.minibatch_size):
             idx = order[start : start + w.minibatch_size]
-            logits, values = model(obs[idx], None if hidden is None else hidden[idx])
+            logits, values = model(obs[idx])
             log_probs = masked_log_probs(logits, masks[idx])
             policy_loss = -log_probs.gather(1, actions[idx, None]).mean()
             value_loss = 0.5 * ((values - returns[idx]) ** 2).mean()

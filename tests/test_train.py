@@ -109,16 +109,6 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     assert saved["train"]["progress"]["update"] >= 1
 
 
-def test_privileged_critic_run_trains_and_ships_the_policy_only(tmp_path):
-    run_train(*SMOKE, "--run-dir", str(tmp_path / "priv"), "--set", "model.privileged_critic=true")
-    saved = torch.load(tmp_path / "priv" / "last.pt", weights_only=True)
-    assert any(key.startswith("critic.") for key in saved["train"]["model"])  # the critic trains and resumes
-    data = torch.load(tmp_path / "priv" / "policy.pt", weights_only=True)
-    assert not any(key.startswith("critic") for key in data["state_dict"])
-    record = play_pair(load_agent(f"checkpoint:{tmp_path / 'priv' / 'policy.pt'}"), load_agent("greedy"), 4, seed=1)
-    assert record.illegal[0] == 0
-
-
 def test_max_minutes_ends_the_run_with_an_evaluated_policy(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "capped"), "--set", "train.max_minutes=0.0001")
     assert "train.max_minutes = 0.0001 reached at update 1/4" in done.stderr

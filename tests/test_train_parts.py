@@ -198,39 +198,3 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
     assert (plain["actions"] != other["actions"]).any()  # the tuned weights are taught
     with pytest.raises(ValueError, match="teacher_weights"):
         load_config("configs/smoke.toml", ["warmstart.teacher=greedy", f"warmstart.teacher_weights={tuned}"])
-
-
-def test_privileged_view_holds_the_opponents_hand_and_the_stock_order():
-    from agents.privileged import PRIVILEGED_SIZE, STOCK_ORDER_SCALE, privileged_view
-    from hollywood_gin_env.state import M_STOCK_POS
-
-    env = SelfPlayVectorEnv(3)
-    obs, infos = env.reset(seed=4)
-    for _ in range(7):  # into the hand: some stock cards drawn
-        obs, *_, infos = env.step(load_agent("greedy").act(obs["observation"], obs["action_mask"]))
-    state, players = env.engine.state, infos["current_player"]
-    view = privileged_view(state, players)
-    assert view.shape == (3, PRIVILEGED_SIZE)
-    for i in range(3):
-        opponent = state.hands[i, 1 - players[i]]
-        assert [c for c in range(52) if view[i, c]] == [c for c in range(52) if (opponent >> c) & 1]
-        stock = state.deck[i, state.match[i, M_STOCK_POS] :]
-        assert [float(view[i, 52 + c]) for c in stock] == [1.0 - k / STOCK_ORDER_SCALE for k in range(len(stock))]
-        assert np.count_nonzero(view[i, 52:]) == len(stock)
-
-
-def test_privileged_critic_reads_the_hidden_cards_and_the_policy_does_not():
-    import torch
-
-    from agents.ppo import ActorCritic
-
-    config = load_config("configs/smoke.toml", ["model.privileged_critic=true"])
-    model = ActorCritic(config.policy_config(), config.privileged_size())
-    obs = torch.rand(4, 564)
-    hidden_a, hidden_b = torch.zeros(4, config.privileged_size()), torch.ones(4, config.privileged_size())
-    logits_a, values_a = model(obs, hidden_a)
-    logits_b, values_b = model(obs, hidden_b)
-    assert torch.equal(logits_a, logits_b) and not torch.allclose(values_a, values_b)
-    assert not any(name.startswith("critic") for name in model.policy.state_dict())  # checkpoints hold the policy
-    with pytest.raises(ValueError, match="hidden cards"):
-        model(obs)
