@@ -8,7 +8,6 @@ odd decks, event logs, players, seeds and dealers; the meld solver refuses hands
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from hollywood_gin_env import melds
 from hollywood_gin_env.evaluate import main
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.rules import Rules
+from tests.subprocess_signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -206,9 +206,3 @@ def test_solver_refuses_more_than_eleven_cards_at_once(size):
 def test_solver_still_takes_eleven_cards():
     assert melds.min_deadwood("4S AC 2C 3C 4C 5C 3D 4D 2H 3H 4H") == 8
     assert melds.arrange("AS 2S 3S")[0] == [[0, 1, 2]]
-
-
-def default_sigint() -> None:
-    """Give the child Ctrl-C back: a test run started in the background (nohup, `&`) ignores SIGINT, and a Python
-    started with SIGINT ignored never raises KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.game import Game
+from tests.subprocess_signals import default_sigint
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 
@@ -35,12 +35,6 @@ def spawn(cwd: Path, *args: str):
     return pexpect.spawn(sys.executable, [str(ROOT / "play.py"), "--no-color", *args], cwd=str(cwd), env=env,
                          encoding="utf-8", timeout=60, dimensions=(50, 200),
                          preexec_fn=default_sigint)  # fmt: skip
-
-
-def default_sigint() -> None:
-    """Give the child Ctrl-C back: a test run started in the background (nohup, `&`) ignores SIGINT, and a Python
-    started with SIGINT ignored never raises KeyboardInterrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def screen(child, pattern: str = PROMPT, timeout: int = 60) -> str:
