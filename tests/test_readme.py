@@ -1,11 +1,12 @@
-"""Issue 11 item 5: the README runs as written, and everything it links to is in the repository.
+"""Issue 11 item 5, issue 20 item 9: the README and the docs run as written, and everything they link to is there.
 
-Every ```python block of README.md is run on its own, in a fresh interpreter, so a block that leans on an import or
-a name from an earlier block fails here. New blocks are picked up automatically. A block that trains is shortened:
-`.learn(N)` and `total_timesteps=` / `total_steps=` / `timesteps=` / `num_steps=` with an integer literal run at most
-STEP_BUDGET steps, so a training block must state its length in one of those forms. A block that truly cannot run
-here (say, one that needs a trained checkpoint the repository does not ship) opts out with a first line the reader
-sees too, `# not run by tests/test_readme.py: <why>`; it is reported as skipped, never as passed.
+Every ```python block of README.md, docs/*.md and benchmarks/README.md is run on its own, in a fresh interpreter, so
+a block that leans on an import or a name from an earlier block fails here. New blocks are picked up automatically. A
+block that trains is shortened: `.learn(N)` and `total_timesteps=` / `total_steps=` / `timesteps=` / `num_steps=`
+with an integer literal run at most STEP_BUDGET steps, so a training block must state its length in one of those
+forms. A block that truly cannot run here (say, one that needs a trained checkpoint the repository does not ship)
+opts out with a first line the reader sees too, `# not run by tests/test_readme.py: <why>`; it is reported as
+skipped, never as passed. A new document under docs/ is picked up too, and the README must link it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from hollywood_gin_env.rules import Rules
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RULES_DOC = ROOT / "docs" / "RULES.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md"]
+README_MAX_LINES = 250  # issue 20 item 9: what a newcomer needs, on a screen or two; the rest lives in docs/
 OPT_OUT = "# not run by tests/test_readme.py:"
 STEP_BUDGET = 512
 _STEPS = re.compile(r"(\.learn\(\s*|\b(?:total_timesteps|total_steps|timesteps|num_steps)\s*=\s*)([0-9][0-9_]*)")
@@ -45,7 +48,7 @@ def python_blocks(text: str) -> list[tuple[int, str]]:
             current = None
         else:
             current.append(line[len(indent) :] if line.startswith(indent) else line)
-    assert current is None, f"README.md: the ```python block from line {start} is never closed"
+    assert current is None, f"the ```python block from line {start} is never closed"
     return blocks
 
 
@@ -54,7 +57,11 @@ def shorten_training(source: str) -> str:
     return _STEPS.sub(lambda m: m.group(1) + str(min(int(m.group(2).replace("_", "")), STEP_BUDGET)), source)
 
 
-BLOCKS = python_blocks(README.read_text(encoding="utf-8"))
+def _name(doc: Path) -> str:
+    return doc.relative_to(ROOT).as_posix()
+
+
+BLOCKS = [(_name(doc), line, source) for doc in DOCS for line, source in python_blocks(doc.read_text(encoding="utf-8"))]
 
 
 def _scratch_dir(tmp_path: Path) -> Path:
@@ -65,19 +72,19 @@ def _scratch_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("line", "source"), BLOCKS, ids=[f"README.md:{line}" for line, _ in BLOCKS])
-def test_readme_python_block_runs_on_its_own(line, source, tmp_path):
+@pytest.mark.parametrize(("doc", "line", "source"), BLOCKS, ids=[f"{doc}:{line}" for doc, line, _ in BLOCKS])
+def test_docs_python_block_runs_on_its_own(doc, line, source, tmp_path):
     """The block, with only its own imports, exits 0 in a fresh interpreter (training blocks shortened)."""
     first = source.lstrip().splitlines()[0] if source.strip() else ""
     if first.startswith(OPT_OUT):
         reason = first[len(OPT_OUT) :].strip()
-        assert reason, f"README.md:{line}: an opted-out block must say why"
-        pytest.skip(f"README.md:{line} opts out: {reason}")
+        assert reason, f"{doc}:{line}: an opted-out block must say why"
+        pytest.skip(f"{doc}:{line} opts out: {reason}")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     env.pop("NUMBA_DISABLE_JIT", None)  # the blocks run the compiled engine, as a reader would
     out = subprocess.run([sys.executable, "-c", shorten_training(source)], cwd=_scratch_dir(tmp_path), env=env,
                          capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert out.returncode == 0, f"README.md:{line} failed:\n{source}\n--- stderr ---\n{out.stderr[-4000:]}"
+    assert out.returncode == 0, f"{doc}:{line} failed:\n{source}\n--- stderr ---\n{out.stderr[-4000:]}"
 
 
 @pytest.mark.nojit
@@ -85,7 +92,7 @@ def test_the_block_finder_and_the_step_budget():
     """The finder sees every fenced python block (indented ones too) and the budget rewrites what it should."""
     text = "x\n```python\nimport a\n```\n- item\n  ```python\n  b = 1\n  ```\n```bash\nls\n```\n"
     assert python_blocks(text) == [(3, "import a\n"), (7, "b = 1\n")]
-    assert len(BLOCKS) >= 7 and all("import" in source for _, source in BLOCKS if not source.startswith(OPT_OUT))
+    assert len(BLOCKS) >= 7 and all("import" in source for _, _, source in BLOCKS if not source.startswith(OPT_OUT))
     assert (
         shorten_training("m.learn(100_000)\nm.learn(total_timesteps=64)") == "m.learn(512)\nm.learn(total_timesteps=64)"
     )
@@ -94,13 +101,13 @@ def test_the_block_finder_and_the_step_budget():
 
 @pytest.mark.nojit
 def test_training_blocks_set_torch_threads_and_say_why():
-    """Every block that trains with torch sets one thread, and the README explains the oversubscription."""
+    """Every block that trains with torch sets one thread, and its document explains the oversubscription."""
     trains = re.compile(r"^\s*(import torch|from (sb3_contrib|stable_baselines3))", flags=re.M)
-    torch_blocks = [source for _, source in BLOCKS if trains.search(source)]
-    assert torch_blocks, "the README shows no Stable-Baselines3 block"
-    for source in torch_blocks:
+    torch_blocks = [(doc, source) for doc, _, source in BLOCKS if trains.search(source)]
+    assert torch_blocks, "the docs show no Stable-Baselines3 block"
+    for doc, source in torch_blocks:
         assert "torch.set_num_threads(1)" in source, source
-    assert "oversubscribe" in README.read_text(encoding="utf-8")
+        assert "oversubscribe" in (ROOT / doc).read_text(encoding="utf-8"), doc
 
 
 def _slug(heading: str) -> str:
@@ -109,21 +116,84 @@ def _slug(heading: str) -> str:
 
 
 @pytest.mark.nojit
-@pytest.mark.parametrize("doc", [README, RULES_DOC], ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", DOCS, ids=_name)
 def test_links_point_into_the_repository(doc):
     """Every relative link names a file of the repository (and an existing heading); nothing points to shared/."""
     text = doc.read_text(encoding="utf-8")
     assert "shared/" not in text, "users never get shared/: link the repository's own documents"
     links = [target for target in _LINK.findall(text) if not re.match(r"[a-z]+:", target)]
     if doc == README:
-        assert "docs/RULES.md" in " ".join(links) and "LICENSE" in links
+        documents = {_name(d) for d in DOCS if d != README}
+        assert "LICENSE" in links and documents <= {t.partition("#")[0] for t in links}, (
+            f"the README links none of {sorted(documents - set(links))}: a newcomer finds every document from it"
+        )
     for target in links:
         path, _, anchor = target.partition("#")
         file = (doc.parent / path).resolve() if path else doc
-        assert file.is_file(), f"{doc.name} links to {target}, which is not in the repository"
+        assert file.is_file(), f"{_name(doc)} links to {target}, which is not in the repository"
         if anchor:
             headings = re.findall(r"^#+ (.*)$", file.read_text(encoding="utf-8"), flags=re.M)
-            assert anchor in {_slug(h) for h in headings}, f"{doc.name}: no heading for #{anchor} in {path}"
+            assert anchor in {_slug(h) for h in headings}, f"{_name(doc)}: no heading for #{anchor} in {path}"
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row; a `|` inside backticks or escaped as \\| is text, not a border."""
+    cells, current, code, i = [], "", False, 0
+    body = row.strip()[1:-1] if row.strip().endswith("|") else row.strip()[1:]
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and body[i + 1 : i + 2] == "|":
+            current, i = current + "|", i + 2
+            continue
+        if char == "`":
+            code = not code
+        if char == "|" and not code:
+            cells.append(current)
+            current = ""
+        else:
+            current += char
+        i += 1
+    return [*cells, current]
+
+
+def table_shape_errors(text: str) -> list[str]:
+    """One error ("line N: k cells under m columns") per table row whose cell count differs from its header's."""
+    errors, columns, code = [], None, False
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith("```"):
+            code = not code
+        if code or not line.lstrip().startswith("|"):
+            columns = None
+            continue
+        count = len(_cells(line))
+        if columns is None:
+            columns = count
+        elif count != columns:
+            errors.append(f"line {number}: {count} cells under {columns} columns")
+    return errors
+
+
+@pytest.mark.nojit
+def test_table_shape_checker():
+    """The checker counts cells as GitHub does: code spans and escaped bars do not split a cell."""
+    good = "| a | b |\n|---|---|\n| `x | y` | z \\| w |\n"
+    assert table_shape_errors(good) == []
+    assert table_shape_errors("| a | b | c |\n|---|---|---|\n| 1 | 2 |\n") == ["line 3: 2 cells under 3 columns"]
+    assert table_shape_errors("```\n| a |\n| b | c |\n```\n") == []
+
+
+@pytest.mark.nojit
+@pytest.mark.parametrize("doc", DOCS, ids=_name)
+def test_every_table_row_fills_its_columns(doc):
+    """No table row has more or fewer cells than its header (one README row once had 5 under 6)."""
+    assert table_shape_errors(doc.read_text(encoding="utf-8")) == [], _name(doc)
+
+
+@pytest.mark.nojit
+def test_readme_stays_short():
+    """The README keeps to what a newcomer needs; references belong in docs/ (issue 20 item 9)."""
+    lines = len(README.read_text(encoding="utf-8").splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}): move detail to docs/"
 
 
 def _shown(value: object) -> str:
