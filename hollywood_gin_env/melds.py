@@ -4,7 +4,7 @@ Hands are 52-bit masks (int64, bit c = card c, see cards.py). Within one suit, w
 out, the best use of runs is fixed: every card of a maximal stretch of >= 3 consecutive ranks is
 melded, the rest is deadwood. So a 8,192-entry table gives each suit's run-only deadwood, and a
 hand's minimum is the best, over the few ways to use its sets (ranks with 3 or 4 cards), of four
-table lookups (README.md, "Performance"). The numba kernels (`*_mask`, `_` prefix) are what
+table lookups (benchmarks/README.md). The numba kernels (`*_mask`, `_` prefix) are what
 the engine calls; the list-based functions at the bottom are the public Python API.
 """
 

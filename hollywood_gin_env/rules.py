@@ -65,7 +65,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "defender_layoff": ("auto_optimal",),
     # Big gin needs an action without a discard, which Discrete(107) does not have.
     "big_gin_bonus": (None,),
-    # The rolling variant (a G4 opens when G1 closes) is not implemented; see README.
+    # The rolling variant (a G4 opens when G1 closes) is not implemented; see docs/ENVIRONMENTS.md.
     "hollywood_rolling": (False,),
     "num_games": (1, 3),
     "dead_hand_stock_size": (2,),

@@ -19,7 +19,7 @@ It reads from the observation only: its hand, the discard pile (dead cards), the
   Refusing knocks for undercut risk (a deadwood bar falling with the hand's age and the opponent's
   visible melds) was measured: it lost against greedy in every form tried and did not help in self-play.
 
-The weights were tuned with evaluate.py against greedy (README, "Benchmarking").
+The weights were tuned with evaluate.py against greedy (docs/EVALUATION.md).
 """
 
 from __future__ import annotations
