@@ -199,3 +199,20 @@ def as_actions(actions: object, num: int, source: str = "actions") -> np.ndarray
     if array.dtype.kind == "u" and array.dtype.itemsize >= 8:
         array = np.minimum(array, NUM_ACTIONS)
     return array.astype(np.int64, copy=False)
+
+
+def as_players(players: object, num: int) -> np.ndarray:
+    """int64[num] player ids (0 or 1) from an integer array of shape (num,) (a list of ints also works).
+
+    ValueError naming the shape, dtype or value otherwise: the encoder indexes the hands with these ids.
+    """
+    array = np.asarray(players)
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"players must be integer ids (0 or 1) of shape ({num},), got dtype {array.dtype}")
+    if array.shape != (num,):
+        raise ValueError(f"players must have shape ({num},) (one id per match), got shape {array.shape}")
+    outside = (array != 0) & (array != 1)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"players must be 0 or 1, got {array[i]} for match {i}")
+    return array.astype(np.int64)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.engine import Engine, as_actions, illegal_action_message
+from hollywood_gin_env.engine import Engine, as_actions, as_players, illegal_action_message
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import deal_options
@@ -20,6 +20,7 @@ from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS
+from hollywood_gin_env.state_check import check_counters, check_engine_state
 
 
 class SelfPlayVectorEnv:
@@ -130,9 +131,9 @@ class SelfPlayVectorEnv:
 
     def observe(self, players: np.ndarray) -> dict[str, np.ndarray]:
         """players[i]'s observation of match i now (the mask is zero where that player is not to act)."""
+        players = as_players(players, self.num_envs)
         obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
         mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
-        players = np.asarray(players, dtype=np.int64).reshape(self.num_envs)
         encode_kernel(players, self._all, self.engine.arrays, self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
@@ -147,11 +148,19 @@ class SelfPlayVectorEnv:
         return {"engine": arrays, "decision_step": self._decision_step.copy(), "step": self._step}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue from what `state_dict` returned (for N matches under the same rules)."""
-        for name, array in self.engine.state._asdict().items():
-            array[...] = state["engine"][name]
-        self._decision_step[:] = state["decision_step"]
-        self._step, self._seeded = int(state["step"]), True
+        """Continue from what `state_dict` returned (for N matches under the same rules).
+
+        Everything is checked first (state_check.py): a state that is not one the engine can be in raises
+        ValueError naming the field, and leaves this env as it was.
+        """
+        if not isinstance(state, dict) or not {"engine", "decision_step", "step"} <= set(state):
+            raise ValueError("an env state is a dict with keys 'engine', 'decision_step' and 'step'")
+        engine = check_engine_state(state["engine"], self.num_envs, self.engine.params)
+        decision_step, step = check_counters(state["decision_step"], state["step"], self.num_envs)
+        for source, target in zip(engine, self.engine.state, strict=True):
+            target[...] = source
+        self._decision_step[:] = decision_step
+        self._step, self._seeded = step, True
         self._encode()
 
     def action_masks(self) -> np.ndarray:
