@@ -1,78 +1,61 @@
-"""Play a Hollywood Gin match (the whole series) against a bot in the terminal: `python play.py`.
+"""Play a Hollywood Gin match (the whole series) against a bot: `python play.py` (terminal) or `--web` (browser).
 
-See README.md, "Play against a bot". The table, the words and the command parser live in the library
-(hollywood_gin_env.render, .narrate, .commands, .hints); this file is the loop around them.
+See README.md, "Play against a bot", and docs/PLAY.md. The match, the bot, the save file (hollywood_gin_env.session),
+the table, the words and the command parser live in the library; this file is the terminal loop around them, and
+`--web` serves the page of hollywood_gin_env.web over the same session.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib.util
 import os
-import random
 import sys
 
 from rich.console import Console
 from rich.text import Text
 
 from hollywood_gin_env import Rules
-from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.game import Game
-from hollywood_gin_env.hints import hint_lines
 from hollywood_gin_env.narrate import hand_end_lines, hand_events, move_sentences
 from hollywood_gin_env.render import sheet_text, table
+from hollywood_gin_env.session import FILE_FORMAT, Session, choose_seat, load_match, save_match
 
 CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints", "hollywood-ppo.pt")
-FILE_FORMAT = "hollywood-gin-match"
+__all__ = ["FILE_FORMAT", "Table", "default_opponent", "load_match", "main", "save_match"]
 
 
 def default_opponent() -> str:
-    """The shipped checkpoint when it is there, else the expert heuristic."""
-    return f"checkpoint:{CHECKPOINT}" if os.path.isfile(CHECKPOINT) else "expert"
+    """The shipped checkpoint when it is there and torch is installed, else the expert heuristic."""
+    usable = os.path.isfile(CHECKPOINT) and importlib.util.find_spec("torch") is not None
+    return f"checkpoint:{CHECKPOINT}" if usable else "expert"
 
 
-def save_match(path: str, game: Game, human: int, opponent: str) -> None:
-    """Write the match (its engine event log, the human's seat, the opponent) to path atomically."""
-    data = {"format": FILE_FORMAT, "version": 1, "human_seat": human, "opponent": opponent, "events": game.events}
-    atomic_write_text(path, json.dumps(data))
-
-
-def load_match(path: str) -> tuple[Game, int, str]:
-    """(game replayed from its event log, human seat, opponent spec) of a saved match; ValueError if it is not one."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read the saved match {path}: {error}") from None
-    if not isinstance(data, dict) or data.get("format") != FILE_FORMAT or data.get("human_seat") not in (0, 1):
-        raise ValueError(f"{path} is not a match saved by play.py (expected format {FILE_FORMAT!r})")
-    try:
-        game = Game.replay(data["events"])
-    except (KeyError, TypeError, ValueError) as error:  # a hand-edited or damaged log
-        raise ValueError(f"{path} holds no replayable match: {error!r}") from None
-    return game, data["human_seat"], str(data.get("opponent", "expert"))
+def opening_line(session: Session) -> str:
+    """Whom the human plays, from which seat, and where the commands are."""
+    game, human = session.game, session.human
+    if game.hand_number > 1 or len(game.actions_played()):
+        where = f"resuming hand {game.hand_number}"
+    else:
+        where = "you deal first" if game.dealer == human else "the bot deals first"
+    return f"You play {session.opponent_label} from seat {human} ({where}). Type help for the commands, hint for help."
 
 
 class Table:
-    """One match between the human at seat `human` and an agent, shown on a rich console."""
+    """The terminal front end of a `Session`: shows the table on a rich console and reads typed commands."""
 
-    def __init__(self, game: Game, human: int, opponent: str, console: Console, save: str | None) -> None:
-        self.game, self.human, self.opponent, self.console, self.save_path = game, human, opponent, console, save
-        self.agent = load_agent(opponent)
-        self.names = ("You", "Bot") if human == 0 else ("Bot", "You")
-        self.shown = len(game.events)
+    def __init__(self, session: Session, console: Console) -> None:
+        self.session, self.game, self.console = session, session.game, console
+        self.names = session.names
+        self.shown = len(self.game.events)
         self.drawn_at = -1  # the event count when the table was last shown: redraw it only after a move
 
     def save(self) -> bool:
         """Save the match if a save file was given; False (with the reason shown) if that failed."""
-        if self.save_path:
-            try:
-                save_match(self.save_path, self.game, self.human, self.opponent)
-            except OSError as error:
-                self.console.print(f"Could not save the match to {self.save_path}: {error}", style="red")
-                return False
+        if not self.session.save():
+            self.console.print(self.session.save_error, style="red")
+            return False
         return True
 
     def news(self) -> None:
@@ -82,35 +65,33 @@ class Table:
             if events[i]["type"] == "hand_result":
                 hand = next(e["hand"] for e in reversed(events[:i]) if e["type"] == "deal")
                 self.console.rule(f"Hand {hand} ends")
-                for line in hand_end_lines(events, i, self.game.rules, self.names, self.human):
+                for line in hand_end_lines(events, i, self.game.rules, self.names, self.session.human):
                     self.console.print(line)
         self.shown = len(events)
 
-    def bot_move(self) -> None:
-        """The bot's action, reseeded per decision so a resumed match plays on exactly as an unbroken one."""
-        if hasattr(self.agent, "reset"):
-            self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
-        obs = self.game.observation(1 - self.human)
-        self.game.step(int(self.agent.act(obs["observation"][None], obs["action_mask"][None])[0]))
-        self.save()
+    def moved(self) -> None:
+        """After a move: say so if it could not be saved."""
+        if self.session.save_error:
+            self.console.print(self.session.save_error, style="red")
 
     def command(self, text: str) -> bool:
         """Carry out one typed command; False when the player asked to quit."""
+        human = self.session.human
         try:
-            command = parse_command(text, self.game, self.human)
+            command = parse_command(text, self.game, human)
         except CommandError as error:
             self.console.print(str(error), style="yellow")
             return True
         if command.kind == "play":
-            self.game.step(command.action)
-            self.save()  # after every move, so a crash loses nothing
+            self.session.play(command.action)
+            self.moved()
         elif command.kind == "hint":
-            for line in hint_lines(self.game, self.human, self.agent):
+            for line in self.session.hint():
                 self.console.print(line)
         elif command.kind == "sheet":
-            self.console.print(sheet_text(self.game, self.names))
+            self.console.print(sheet_text(self.game, self.names, human))
         elif command.kind == "log":
-            moves = move_sentences(hand_events(self.game.events), self.human, self.names)
+            moves = move_sentences(hand_events(self.game.events), human, self.names)
             self.console.print(Text("\n").join(moves) if moves else "No moves yet this hand.")
         elif command.kind == "help":
             self.console.print(HELP)
@@ -118,17 +99,19 @@ class Table:
 
     def run(self) -> int:
         """Play until the match ends or the player leaves."""
+        self.console.print(opening_line(self.session))
         try:
             while True:
                 self.news()
                 if self.game.done:
-                    self.console.print(table(self.game, self.human, self.names))
+                    self.console.print(table(self.game, self.session.human, self.names))
                     return 0
-                if self.game.current_player != self.human:
-                    self.bot_move()
+                if self.game.current_player != self.session.human:
+                    self.session.bot_move()
+                    self.moved()
                     continue
                 if self.drawn_at != len(self.game.events):
-                    self.console.print(table(self.game, self.human, self.names))
+                    self.console.print(table(self.game, self.session.human, self.names))
                     self.drawn_at = len(self.game.events)
                 if not self.command(self.console.input("> ")):
                     return self.leave()
@@ -139,18 +122,18 @@ class Table:
     def leave(self) -> int:
         """Leave mid-match: save to the save file, or offer to save (again, if saving failed)."""
         while True:
-            if not self.save_path:
+            if not self.session.save_path:
                 try:
                     name = self.console.input("Save the match to a file before leaving? (name, or Enter: no) ")
                 except (EOFError, KeyboardInterrupt):
                     name = ""
-                self.save_path = name.strip() or None
-                if not self.save_path:
+                self.session.save_path = name.strip() or None
+                if not self.session.save_path:
                     break
             if self.save():
-                self.console.print(f"Saved. Resume with: python play.py --resume {self.save_path}")
+                self.console.print(f"Saved. Resume with: python play.py --resume {self.session.save_path}")
                 break
-            self.save_path = None
+            self.session.save_path = None
         self.console.print("Bye.")
         return 0
 
@@ -158,7 +141,7 @@ class Table:
 def replay(path: str, console: Console) -> int:
     """Step through a saved match showing both hands: Enter for the next move, q to stop."""
     final, human, _ = load_match(path)
-    view = Table(Game.replay(final.events[:1]), human, "random", console, None)
+    view = Table(Session(Game.replay(final.events[:1]), human, "random"), console)
     actions = final.actions_played()
     for step, action in enumerate(actions):
         console.print(table(view.game, None, view.names))
@@ -186,33 +169,72 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
     parser.add_argument("--resume", metavar="PATH", help="continue a saved match (and keep saving to it)")
     parser.add_argument("--replay", metavar="PATH", help="step through a saved match, both hands shown")
+    web = parser.add_argument_group("the browser (--web; needs the [web] extra, docs/PLAY.md)")
+    web.add_argument("--web", action="store_true", help="play in the browser: serve the page and open it")
+    web.add_argument("--host", help="address to listen on (default 127.0.0.1, this machine only)")
+    web.add_argument("--port", type=int, help="port to listen on (default: a free one, printed)")
+    web.add_argument("--no-browser", action="store_true", help="print the page's address, do not open a browser")
     args = parser.parse_args(argv)
     if (args.resume or args.replay) and (args.seed is not None or args.rules or args.deck or args.seat != "random"):
         parser.error("--resume and --replay take the seed, rules, deck and seat from the saved file")
     if args.resume and args.replay:
         parser.error("use --resume or --replay, not both")
+    if not args.web and (args.host is not None or args.port is not None or args.no_browser):
+        parser.error("--host, --port and --no-browser go with --web")
+    if args.web and args.replay:
+        parser.error("--replay runs in the terminal only")
+    if args.port is not None and not 0 <= args.port <= 65535:
+        parser.error(f"--port {args.port} is not allowed: use 0 (a free port) to 65535")
     return args
+
+
+def first_session(args: argparse.Namespace, web: bool) -> Session:
+    """The match the command line asks for: resumed from its file, or new."""
+    if args.resume:
+        game, human, opponent = load_match(args.resume)
+        opponent = args.opponent or opponent
+    else:
+        game = Game(Rules.from_strings(args.rules), seed=args.seed, deck=args.deck)
+        human = choose_seat(args.seat, game.seed)
+        opponent = args.opponent or default_opponent()
+    return Session(game, human, opponent, args.save or args.resume, hold_hand_ends=web)
+
+
+def serve_web(args: argparse.Namespace, session: Session, console: Console) -> int:
+    """`--web`: the page for this match (and the new ones started from it) until Ctrl-C."""
+    try:
+        from hollywood_gin_env.web.matches import Matches, session_maker
+        from hollywood_gin_env.web.server import serve
+    except ImportError as error:
+        console.print(f"play.py: error: --web needs the [web] extra ({error}): "
+                      'python -m pip install -e ".[web]"', style="red")  # fmt: skip
+        return 2
+    try:
+        return serve(Matches(session_maker(session, args.seat)), args.host or "127.0.0.1", args.port or 0,
+                     not args.no_browser, say=console.print)  # fmt: skip
+    except OSError as error:
+        console.print(f"play.py: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
+        return 2
+    except KeyboardInterrupt:
+        return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """The `python play.py` command line."""
     args = parse_args(argv)
-    console = Console(color_system=None if args.no_color else "auto", highlight=False, markup=False, soft_wrap=True)
+    # soft_wrap off: rich breaks long lines between words at the terminal's width, not the terminal mid-word
+    console = Console(color_system=None if args.no_color else "auto", highlight=False, markup=False)
     try:
         if args.replay:
             return replay(args.replay, console)
-        if args.resume:
-            game, human, opponent = load_match(args.resume)
-            opponent = args.opponent or opponent
-        else:
-            game = Game(Rules.from_strings(args.rules), seed=args.seed, deck=args.deck)
-            human = random.Random(game.seed).randrange(2) if args.seat == "random" else int(args.seat)
-            opponent = args.opponent or default_opponent()
-        session = Table(game, human, opponent, console, args.save or args.resume)
+        session = first_session(args, args.web)
     except (ValueError, FileNotFoundError) as error:
         console.print(f"play.py: error: {error}", style="red")
         return 2
-    return session.run() if session.save() else 2
+    if not session.save():
+        console.print(session.save_error, style="red")
+        return 2
+    return serve_web(args, session, console) if args.web else Table(session, console).run()
 
 
 if __name__ == "__main__":

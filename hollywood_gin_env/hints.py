@@ -6,6 +6,7 @@ heuristic shows its choice. The deadwood figures come from the meld solver, neve
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,6 +20,14 @@ if TYPE_CHECKING:
     from hollywood_gin_env.game import Game
 
 TOP_ACTIONS = 3
+CHECKPOINT_PREFIX = "checkpoint:"
+
+
+def agent_label(name: str) -> str:
+    """An agent's name as a player reads it: a checkpoint by its file name, not its whole path."""
+    if name.lower().startswith(CHECKPOINT_PREFIX):
+        return os.path.basename(name[len(CHECKPOINT_PREFIX) :].rstrip("/\\")) or name
+    return name
 
 
 def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -38,9 +47,9 @@ def bot_advice(game: Game, player: int, agent: Any) -> str:
     if hasattr(agent, "policy"):
         probs = policy_probabilities(agent.policy, obs["observation"], obs["action_mask"])
         best = [int(a) for a in np.argsort(-probs, kind="stable")[:TOP_ACTIONS] if probs[a] > 0]
-        return f"{agent.name} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
+        return f"{agent_label(agent.name)} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
     action = int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])
-    return f"{agent.name} would {action_words(action, game)}."
+    return f"{agent_label(agent.name)} would {action_words(action, game)}."
 
 
 def deadwood_lines(game: Game, player: int) -> list[str]:

@@ -30,7 +30,7 @@ from hollywood_gin_env.narrate import (
     public_took,
     verb,
 )
-from hollywood_gin_env.state import ACTION_TAKE, KNOCK_BASE
+from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 RECENT_PILE = 6  # discards shown to a seat: enough to read the opponent, short enough for one line
 LAST_MOVES = 2  # move sentences shown under the table: the opponent's turn and your own draw
@@ -68,8 +68,12 @@ def phase_words(game: Game, player: int) -> str:
         take = f" or take {top} from the pile (t)" if ACTION_TAKE in legal else ""
         return f"draw from the stock (d){take}"
     if game.phase == "discard":
-        knock = " or knock (knock 7h)" if any(a >= KNOCK_BASE for a in legal) else ""
-        return f"you hold {len(game.hand(player))} cards: discard one (e.g. 7h){knock}"
+        discards = [a - DISCARD_BASE for a in legal if DISCARD_BASE <= a < KNOCK_BASE]
+        knocks = [a - KNOCK_BASE for a in legal if a >= KNOCK_BASE]
+        knock = f" or knock (knock {card_name(knocks[0]).lower()})" if knocks else ""
+        if not discards:  # the last discard taken: only a knock is legal
+            return f"you hold {len(game.hand(player))} cards: knock (knock {card_name(knocks[0]).lower()})"
+        return f"you hold {len(game.hand(player))} cards: discard one (e.g. {card_name(discards[0]).lower()}){knock}"
     if game.phase == "last_discard":
         return f"the stock is down to {game.stock_size}: take {top} only to knock (t), or pass (p) and the hand is dead"
     return game.phase
@@ -86,15 +90,17 @@ def turn_line(game: Game, viewer: int | None, names: tuple[str, str]) -> Text:
     return Text.assemble((f"{poss(names[player])} turn: ", "bold"), phase_words(game, player))
 
 
-def sheet_text(game: Game, names: tuple[str, str]) -> Text:
-    """The Hollywood score sheet: per game both players' points and hands entered, and open or won."""
+def sheet_text(game: Game, names: tuple[str, str], viewer: int | None = None) -> Text:
+    """The Hollywood score sheet: per game both players' points and hands entered, and open or won; the viewer's
+    column first, so it stays on the left whichever seat the viewer has."""
     sheet = game.score_sheet
     width = max(len(n) for n in names)
+    columns = (0, 1) if viewer is None else (viewer, 1 - viewer)
     out = Text("Score sheet (points, hands entered):", style="dim")
     for g, (totals, entries) in enumerate(zip(sheet["totals"], sheet["entries"], strict=True)):
         winner = sheet["winners"][g]
         status = "open" if winner is None else f"won by {names[winner]} (net {sheet['net'][g]})"
-        cells = "   ".join(f"{names[p]:<{width}} {totals[p]:>3} ({entries[p]})" for p in (0, 1))
+        cells = "   ".join(f"{names[p]:<{width}} {totals[p]:>3} ({entries[p]})" for p in columns)
         out.append(f"\nG{g + 1}: {cells}   ")
         out.append(status, style="green" if winner is None else "bold")
     return out
@@ -137,7 +143,7 @@ def table(game: Game, viewer: int | None = None, names: Sequence[str] | None = N
     moves = move_sentences(events, viewer, seat)[-LAST_MOVES:]
     if moves:
         lines.append(Text.assemble(("Last: ", "dim"), Text("\n      ").join(moves)))
-    lines += [turn_line(game, viewer, seat), sheet_text(game, seat)]
+    lines += [turn_line(game, viewer, seat), sheet_text(game, seat, viewer)]
     return Text("\n").join(lines)
 
 

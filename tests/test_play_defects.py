@@ -1,0 +1,134 @@
+"""Regression tests of issue 20's play.py defects (items 7 and 10): save files the program does not know, and what
+the terminal program prints (the opening line, the hint's opponent name, the discard example, wrapping, the sheet)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import play
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.cards import card_name, parse_cards
+from hollywood_gin_env.game import Game
+from hollywood_gin_env.hints import hint_lines
+from hollywood_gin_env.render import phase_words, sheet_text, table
+from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from tests.subprocess_signals import default_sigint
+from tests.test_play import E1_DECK, FIRST_WAIT, ROOT, screen
+
+pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
+
+
+def save_file(tmp_path: Path, **changes) -> Path:
+    """A valid save file of a fresh match (greedy opponent, the human at seat 0), with `changes` applied."""
+    game = Game(seed=3)
+    data = {"format": play.FILE_FORMAT, "version": 1, "human_seat": 0, "opponent": "greedy", "events": game.events}
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps({**data, **changes}))
+    return path
+
+
+@pytest.mark.parametrize(
+    "changes, named",
+    [
+        ({"version": 2}, "version 2"),
+        ({"version": True}, "version True"),
+        ({"version": "1"}, "version '1'"),
+        ({"human_seat": True}, "human_seat True"),
+        ({"human_seat": 1.0}, "human_seat 1.0"),
+        ({"opponent": ["greedy"]}, "opponent ['greedy']"),
+    ],
+)
+def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_path, capsys, changes, named):
+    """Item 7: `version: 2` and `human_seat: true` used to load (True == 1); now the error names the field."""
+    path = save_file(tmp_path, **changes)
+    before = path.read_bytes()
+    assert play.main(["--resume", str(path)]) == 2
+    out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines between words
+    assert "play.py: error:" in out and named in out, out
+    assert path.read_bytes() == before  # a refused file is never overwritten
+
+
+def test_a_deeply_nested_save_file_is_one_clear_error(tmp_path, capsys):
+    """Item 7: a deep JSON file gave a RecursionError traceback."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    assert play.main(["--resume", str(path)]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "play.py: error:" in out and "nested too deeply" in out, out
+
+
+def test_a_valid_save_file_still_loads(tmp_path):
+    game, human, opponent = play.load_match(str(save_file(tmp_path)))
+    assert (human, opponent, game.events) == (0, "greedy", Game(seed=3).events)
+
+
+def e1_game() -> tuple[Game, int]:
+    """RULES.md E1 at the upcard offer to the non-dealer (the returned seat), who holds no 7H."""
+    game = Game(seed=0, deck=E1_DECK)
+    return game, 1 - game.dealer
+
+
+def test_the_discard_prompt_names_a_card_the_player_may_discard():
+    """Item 10: the discard prompt's example was always 7h, a card the player may not hold."""
+    game, human = e1_game()
+    game.step(ACTION_TAKE)
+    legal = game.legal_actions()
+    words = phase_words(game, human)
+    examples = re.findall(r"e\.g\. (\w\w)", words) + re.findall(r"knock (\w\w)\)", words)
+    assert len(examples) == 2, words
+    discard, knock = (parse_cards(e)[0] for e in examples)
+    assert DISCARD_BASE + discard in legal and KNOCK_BASE + knock in legal, words
+
+
+def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
+    """Item 10: the sheet's columns followed the seats, so "You" moved from the left to the right with the seat."""
+    game, _ = e1_game()
+    for viewer in (0, 1):
+        names = ("You", "Bot") if viewer == 0 else ("Bot", "You")
+        for text in (table(game, viewer, names), sheet_text(game, names, viewer)):
+            rows = [line for line in text.plain.splitlines() if line.startswith("G1:")]
+            assert len(rows) == 1 and rows[0].index("You") < rows[0].index("Bot"), rows
+
+
+def test_the_hint_names_the_checkpoint_by_its_file_name():
+    """Item 10: the hint said `checkpoint:/whole/path/to/hollywood-ppo.pt would: ...`."""
+    pytest.importorskip("torch", reason="a checkpoint agent needs torch")
+    path = ROOT / "checkpoints" / "hollywood-ppo.pt"
+    game, human = e1_game()
+    lines = hint_lines(game, human, load_agent(f"checkpoint:{path}"))
+    assert lines[0].startswith("hollywood-ppo.pt would: "), lines
+    assert str(path.parent) not in " ".join(lines)
+
+
+def spawn(cwd: Path, *args: str, columns: int = 200):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return pexpect.spawn(sys.executable, [str(ROOT / "play.py"), "--no-color", *args], cwd=str(cwd), env=env,
+                         encoding="utf-8", timeout=60, dimensions=(50, columns),
+                         preexec_fn=default_sigint)  # fmt: skip
+
+
+def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundaries(tmp_path):
+    """Item 10: no opening line said whom you play and that `help` exists; long lines ran past the terminal's width,
+    so the terminal broke them mid-word. In 52 columns every line fits, and the sheet's row breaks between words."""
+    game, human = e1_game()
+    child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK,
+                  columns=52)  # fmt: skip
+    shown = screen(child, timeout=FIRST_WAIT)
+    child.sendline("sheet")
+    shown += screen(child)
+    child.sendeof()
+    child.expect_exact("Save the match")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    opening = " ".join(shown[: shown.index("Hand 1 ")].split())  # the lines before the table, wrapped
+    assert opening.startswith(f"You play greedy from seat {human}") and "Type help for the commands" in opening
+    long = [line for line in shown.splitlines() if len(line) > 52]
+    assert not long, long
+    cards = set(re.findall(r"\b[A2-9TJQK][SHDC]\b", shown))
+    assert {card_name(c) for c in game.hand(human)} <= cards  # every card of the hand shown whole
