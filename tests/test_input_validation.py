@@ -60,16 +60,16 @@ def test_ctrl_c_prints_finished_pairs_and_exits_130(tmp_path):
         import os, runpy, signal, sys, time
         import hollywood_gin_env.evaluate as evaluate
 
-        real_play_pair, calls = evaluate.play_pair, []
+        real_play_job, calls = evaluate.play_job, []
 
-        def play_pair(*args, **kwargs):
+        def play_job(*args, **kwargs):  # one chunk: each pair of 2 matches is one
             calls.append(1)
             if len(calls) == 2:  # the user presses Ctrl-C while the second pair runs
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(30)
-            return real_play_pair(*args, **kwargs)
+            return real_play_job(*args, **kwargs)
 
-        evaluate.play_pair = play_pair
+        evaluate.play_job = play_job
         sys.argv = ["evaluate.py", "--agents", "greedy", "random", "expert", "--matches", "2", "--no-progress",
                     "--json", {str(tmp_path / "r.json")!r}]
         runpy.run_path({str(ROOT / "evaluate.py")!r}, run_name="__main__")

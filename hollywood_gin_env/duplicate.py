@@ -1,0 +1,280 @@
+"""Duplicate-deal matches of two agents, played chunk by chunk and added up into one pair's totals.
+
+Duplicate deals: matches 2j and 2j+1 of a pair get the same seed and the same first dealer, and agent A
+sits in seat 0 in match 2j and in seat 1 in match 2j+1. The engine draws every shuffle from the match's
+seeded stream and from nothing else, so hand k of both matches is dealt from the same deck: the first
+hand is exactly mirrored (each seat gets the same cards, so A holds in one match what B holds in the
+other). From hand 2 on the winner deals (R30), so the two matches deal hand k from the same deck to the
+same seats only while they agree on who deals; they also differ in score and length. No deal sequence
+can stay exact once the play differs, so this is the closest mirror the rules allow.
+
+Chunks: a pair's matches are played in chunks of `chunk_matches` (matches [start, stop), both even), each
+batched in one `Engine`, and only totals are kept (`PairRecord`), so memory does not grow with the number
+of matches. A chunk's deals come straight from the seed (`duplicate_deals(..., start, stop)`) without the
+other chunks', so chunks can run in any order, in any process, with the same result. Agents are reseeded
+for each chunk from (seed, pair index, chunk index) (`chunk_agent_seeds`).
+
+Illegal actions: an action outside the mask (or outside 0..106) is counted against its agent and
+replaced by the lowest-numbered legal action, so the run goes on; the counts are in the table and JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from hollywood_gin_env.agents import AgentProtocol
+from hollywood_gin_env.engine import Engine, as_actions
+from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
+from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_POINTS, R_TURNS, R_WINNER
+
+CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def _two() -> list[int]:
+    return [0, 0]
+
+
+@dataclass
+class PairRecord:
+    """One pair's totals from agent A's side (A = `agent_a`); lists are [A, B]. Chunks add up with `merge`."""
+
+    agent_a: str
+    agent_b: str
+    matches: int = 0
+    match_wins_a: int = 0
+    games: list[int] = field(default_factory=_two)  # games won
+    hands: int = 0
+    scored_hands: int = 0  # hands with a winner (not dead)
+    hand_wins_a: int = 0
+    points: int = 0  # A's net points, summed over hands
+    points_squared: int = 0  # the sum of their squares (for the standard error)
+    turns: int = 0
+    gins: list[int] = field(default_factory=_two)
+    knocks: list[int] = field(default_factory=_two)  # knocks and undercuts, by the knocker
+    undercuts: list[int] = field(default_factory=_two)  # by the defender who undercut
+    dead_hands: int = 0
+    illegal: list[int] = field(default_factory=_two)  # illegal actions of A and B
+    decisions: list[int] = field(default_factory=_two)
+    seconds: float = 0.0  # time spent playing, summed over chunks (wherever they ran)
+
+    def merge(self, other: PairRecord) -> PairRecord:
+        """Add another chunk's totals of the same pair into this record; returns self."""
+        if (other.agent_a, other.agent_b) != (self.agent_a, self.agent_b):
+            raise ValueError(f"cannot merge {other.agent_a} vs {other.agent_b} into {self.agent_a} vs {self.agent_b}")
+        for f in fields(self)[2:]:
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            setattr(self, f.name, [x + y for x, y in zip(mine, theirs, strict=True)] if isinstance(mine, list)
+                    else mine + theirs)  # fmt: skip
+        return self
+
+
+def num_chunks(num_matches: int, chunk_matches: int) -> int:
+    """How many chunks a pair of num_matches matches is played in."""
+    if chunk_matches < 2 or chunk_matches % 2:
+        raise ValueError(f"chunk_matches={chunk_matches} must be a positive even number (duplicate pairs)")
+    return -(-num_matches // chunk_matches)
+
+
+def chunk_bounds(num_matches: int, chunk_matches: int, chunk: int) -> tuple[int, int]:
+    """Matches [start, stop) of chunk number `chunk`."""
+    start = chunk * chunk_matches
+    return start, min(num_matches, start + chunk_matches)
+
+
+def chunk_agent_seeds(seed: int, pair: int, chunk: int) -> tuple[int, int]:
+    """The seeds agents A and B are reset with for one chunk of pair number `pair`."""
+    a, b = np.random.SeedSequence([seed, pair, chunk]).generate_state(2)
+    return int(a), int(b)
+
+
+def _stream_words(seed: int, first: int, count: int) -> np.ndarray:
+    """Words first..first+count-1 of the 64-bit PCG64 stream of `numpy.random.default_rng(seed)`."""
+    bits = np.random.default_rng(seed).bit_generator
+    bits.advance(first)
+    return bits.random_raw(count)
+
+
+def duplicate_deals(num_matches: int, seed: int, start: int = 0, stop: int | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(seeds, first dealers, A's seat) of matches [start, stop): 2j and 2j+1 share a deal sequence, seats swapped.
+
+    Pair j's seed is word j of the seed's PCG64 stream shifted right by one; its first dealer is bit 31 of
+    32-bit half-word j (low half first) of the words after the num_matches / 2 seed words. These are the
+    values `rng.integers(0, 2**63, P)` then `rng.integers(0, 2, P)` draw, as the evaluator did before it
+    played in chunks, so earlier reports replay; any slice is computed without the rest (PCG64 `advance`).
+    """
+    stop = num_matches if stop is None else stop
+    if num_matches < 2 or num_matches % 2:
+        raise ValueError(f"matches={num_matches} must be a positive even number (duplicate pairs)")
+    if not (0 <= start < stop <= num_matches) or start % 2 or stop % 2:
+        raise ValueError(f"matches [{start}, {stop}) must be an even, non-empty slice of 0..{num_matches}")
+    first, last = start // 2, stop // 2
+    seeds = _stream_words(seed, first, last - first) >> np.uint64(1)
+    words = _stream_words(seed, num_matches // 2 + first // 2, (last + 1) // 2 - first // 2)
+    halves = np.stack([words & _LOW32, words >> np.uint64(32)], axis=1).reshape(-1)
+    dealers = (halves[first % 2 : first % 2 + last - first] >> np.uint64(31)).astype(np.int64)
+    seat_a = np.tile(np.array([0, 1], dtype=np.int64), last - first)
+    return np.repeat(seeds, 2), np.repeat(dealers, 2), seat_a
+
+
+def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, int]:
+    """The agent's actions for a batch with illegal ones replaced (see module docstring); their count."""
+    actions = np.asarray(agent.act(obs, masks))
+    if actions.shape != (obs.shape[0],):
+        raise ValueError(f"agent {agent.name!r} returned actions of shape {actions.shape}, expected ({obs.shape[0]},)")
+    actions = as_actions(actions, obs.shape[0], f"the actions of agent {agent.name!r}").copy()  # no float casts
+    ok = (actions >= 0) & (actions < NUM_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]] == 1
+    if not ok.all():
+        actions[~ok] = np.argmax(masks[~ok], axis=1)
+    return actions, int((~ok).sum())
+
+
+def _hand_rows(engine: Engine, ended: np.ndarray, seat_a: np.ndarray) -> np.ndarray:
+    """One row per hand that just ended: kind, winner (1 A, 0 B, -1 dead), knocker (1 A, 0 B, -1), A's points, turns."""
+    last, a = engine.state.last_hand[ended], seat_a[ended]
+    winner, knocker = last[:, R_WINNER], last[:, R_KNOCKER]
+    winner_side = np.where(winner < 0, -1, (winner == a).astype(np.int64))
+    knocker_side = np.where(knocker < 0, -1, (knocker == a).astype(np.int64))
+    points = np.where(winner < 0, 0, np.where(winner == a, 1, -1) * last[:, R_POINTS])
+    return np.stack([last[:, R_KIND], winner_side, knocker_side, points, last[:, R_TURNS]], axis=1)
+
+
+def _add_hands(record: PairRecord, rows: np.ndarray) -> None:
+    """Add a chunk's hand rows (see `_hand_rows`) to the record's totals."""
+    kind, winner, knocker, points, turns = (rows[:, k].astype(np.int64) for k in range(5))
+    sides = (1, 0)  # A, B as the rows code them
+    record.hands += len(rows)
+    record.scored_hands += int((winner >= 0).sum())
+    record.hand_wins_a += int((winner == 1).sum())
+    record.points += int(points.sum())
+    record.points_squared += int((points * points).sum())
+    record.turns += int(turns.sum())
+    knocked = np.isin(kind, (KIND_KNOCK, KIND_UNDERCUT))
+    for s, side in enumerate(sides):
+        record.gins[s] += int(((kind == KIND_GIN) & (knocker == side)).sum())
+        record.knocks[s] += int((knocked & (knocker == side)).sum())
+        record.undercuts[s] += int(((kind == KIND_UNDERCUT) & (winner == side)).sum())
+    record.dead_hands += int((kind == KIND_DEAD).sum())
+
+
+class _Table:
+    """The batch being played: the engine, A's seats, and the observation/action buffers."""
+
+    def __init__(self, deals: tuple[np.ndarray, np.ndarray, np.ndarray], rules: Rules | None) -> None:
+        seeds, dealers, self.seat_a = deals
+        self.engine = Engine(len(seeds), rules)
+        self.engine.new_matches(seeds=seeds, first_dealers=dealers)
+        self.obs = np.zeros((len(seeds), OBS_SIZE), dtype=np.float32)
+        self.masks = np.zeros((len(seeds), NUM_ACTIONS), dtype=np.int8)
+        self.actions = np.zeros(len(seeds), dtype=np.int64)
+
+    def step(self, agents: tuple[AgentProtocol, AgentProtocol], record: PairRecord) -> np.ndarray:
+        """Every unfinished match takes one action of its player to act; returns the rows of hands that ended."""
+        engine, active = self.engine, ~self.engine.done
+        players = engine.current_player.copy()
+        encode_kernel(players, active, engine.arrays, engine.params, self.obs, self.masks)
+        for side, agent in enumerate(agents):
+            rows = np.flatnonzero(active & ((players == self.seat_a) == (side == 0)))
+            if rows.size:
+                self.actions[rows], bad = _choose(agent, self.obs[rows], self.masks[rows])
+                record.illegal[side] += bad
+                record.decisions[side] += rows.size
+        engine.step(self.actions, active)
+        if engine.illegal[active].any():  # every action was checked against the mask above
+            raise RuntimeError("the engine refused an action its own legal mask allowed")
+        return _hand_rows(engine, engine.hand_over & active, self.seat_a)
+
+    def add_matches(self, record: PairRecord) -> None:
+        """Add the finished batch's match and game results to the record."""
+        state, seat_a = self.engine.state, self.seat_a
+        game_winner = state.game_winner[:, : self.engine.rules.num_games]
+        record.matches += len(seat_a)
+        record.match_wins_a += int((state.match[:, M_WINNER] == seat_a).sum())
+        record.games[0] += int((game_winner == seat_a[:, None]).sum())
+        record.games[1] += int((game_winner == 1 - seat_a[:, None]).sum())
+
+
+def play_chunk(agents: tuple[AgentProtocol, AgentProtocol], num_matches: int, seed: int, start: int, stop: int,
+               rules: Rules | None = None, on_step: Callable[[int], object] | None = None) -> PairRecord:  # fmt: skip
+    """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
+
+    `on_step(finished)` is called after every step with the number of this chunk's matches finished.
+    """
+    begin = time.perf_counter()
+    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules)
+    record, hands = PairRecord(agents[0].name, agents[1].name), []
+    while not table.engine.done.all():
+        hands.append(table.step(agents, record))
+        if on_step is not None:
+            on_step(int(table.engine.done.sum()))
+    table.add_matches(record)
+    _add_hands(record, np.concatenate(hands) if hands else np.zeros((0, 5), dtype=np.int64))
+    record.seconds = time.perf_counter() - begin
+    return record
+
+
+class EvaluationError(RuntimeError):
+    """An evaluation that cannot finish: a chunk failed, its worker died too often, or no result came in time."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where a pair's chunks run: in this process (workers = 1, no Ray), or as Ray tasks, `workers` at a time."""
+
+    workers: int = 1  # chunks played at once; 1 plays them here, one after another, without importing Ray
+    ray_address: str | None = None  # a running Ray cluster to join (`ray start --head`); None starts a local Ray
+    chunk_matches: int = CHUNK_MATCHES  # matches per chunk (even); agents are reseeded per chunk, so it is a result
+    chunk_timeout: float = 600.0  # seconds a chunk may take from its submission before the evaluation stops
+    max_retries: int = 2  # times Ray reruns a chunk whose worker died (killed, out of memory)
+    threads: int = 1  # torch threads of checkpoint agents, in each worker
+
+    def __post_init__(self) -> None:
+        for name, low in (("workers", 1), ("max_retries", 0), ("threads", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name}={value!r} must be an integer of at least {low}")
+        num_chunks(2, self.chunk_matches)  # checks it is even and positive
+        timeout = self.chunk_timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf"):
+            raise ValueError(f"chunk_timeout={self.chunk_timeout!r} must be a finite number of seconds above 0")
+        if self.ray_address is not None and self.workers == 1:
+            raise ValueError(f"ray_address={self.ray_address!r} needs workers of 2 or more (1 runs here, without Ray)")
+
+
+@dataclass(frozen=True)
+class ChunkJob:
+    """One chunk of one pair: everything a worker needs to play it (agents as spec strings or objects)."""
+
+    specs: tuple[object, object]
+    names: tuple[str, str]
+    num_matches: int
+    seed: int
+    rules: Rules
+    pair: int
+    chunk: int
+    chunks: int  # of this pair
+    start: int
+    stop: int
+    threads: int = 1
+
+    def describe(self) -> str:
+        """Names the chunk in errors: which pair, which chunk, which matches."""
+        return (f"chunk {self.chunk + 1} of {self.chunks} of {self.names[0]} vs {self.names[1]} "
+                f"(matches {self.start}-{self.stop - 1})")  # fmt: skip
+
+
+def play_job(job: ChunkJob, agents: tuple[AgentProtocol, AgentProtocol],
+             on_step: Callable[[int], object] | None = None) -> PairRecord:  # fmt: skip
+    """Reseed the agents for the job's chunk (`chunk_agent_seeds`) and play it."""
+    for agent, agent_seed in zip(agents, chunk_agent_seeds(job.seed, job.pair, job.chunk), strict=True):
+        if hasattr(agent, "reset"):
+            agent.reset(agent_seed)
+    return play_chunk(agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step)

@@ -1,0 +1,148 @@
+"""The chunks of `evaluate_pairs` as Ray tasks: `evaluate.py --workers K [--ray-address ADDRESS]`.
+
+Each chunk (`ChunkJob`) is one task (one CPU) that builds its agents from their spec strings, reseeds
+them for the chunk and plays it exactly as the in-process path does, so the merged totals are the same.
+No torch module crosses: a `checkpoint:PATH` file is read once here and its bytes are put in Ray's
+object store; each task writes them to a private temporary file and loads them with the library's one
+checkpoint reader, which validates them as it would any file, so the path need not exist on the workers'
+nodes. The package itself must be installed on every node (docs/SCALING.md).
+
+Faults: at most `workers` chunks are out at a time; each must answer within `chunk_timeout` seconds of
+being sent, or the evaluation stops with an EvaluationError that names the chunk. Ray reruns a chunk
+whose worker died up to `max_retries` times; an exception inside a chunk is not retried (it would fail
+again) and stops the evaluation with one line naming the chunk. On any exit, Ctrl-C included, the
+chunks still out are cancelled, and a Ray this module started is shut down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+
+import ray
+from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+
+from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
+from hollywood_gin_env.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
+
+
+def _is_checkpoint(spec: object) -> bool:
+    return isinstance(spec, str) and spec.strip().lower().startswith(CHECKPOINT_PREFIX)
+
+
+def _worker_agent(spec: str, name: str, blob: bytes | None) -> AgentProtocol:
+    """The agent of a spec, inside a task; a checkpoint comes as the file's bytes (validated by the reader)."""
+    if blob is None:
+        agent = load_agent(spec)
+    else:
+        with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
+            path = os.path.join(folder, "checkpoint.pt")
+            with open(path, "wb") as file:
+                file.write(blob)
+            agent = load_agent(CHECKPOINT_PREFIX + path)
+    agent.name = name
+    return agent
+
+
+@ray.remote(num_cpus=1)
+def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) -> PairRecord:
+    """Play one chunk on a worker (its arguments' object refs arrive resolved)."""
+    if blob_a is not None or blob_b is not None:
+        import torch
+
+        torch.set_num_threads(job.threads)
+    agents = tuple(_worker_agent(s, n, b) for s, n, b in zip(job.specs, job.names, (blob_a, blob_b), strict=True))
+    return play_job(job, agents)
+
+
+def _put_checkpoint(spec: str) -> ray.ObjectRef:
+    """A checkpoint file's bytes in the object store (read once; the workers validate them as they load)."""
+    with open(spec.strip()[len(CHECKPOINT_PREFIX) :], "rb") as file:
+        return ray.put(file.read())
+
+
+def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
+    """ValueError for an agent given as an object: a worker can only build agents from spec strings."""
+    for spec in job.specs:
+        if not isinstance(spec, str):
+            raise ValueError(f"workers={schedule.workers}: agent {spec!r} is an object; Ray workers build agents "
+                             f"from spec strings (random, greedy, expert, checkpoint:PATH)")  # fmt: skip
+
+
+@contextlib.contextmanager
+def ray_session(schedule: Schedule) -> Iterator[None]:
+    """Ray while the block runs: the one already started, the cluster at `ray_address`, or a local one."""
+    if ray.is_initialized():
+        yield
+        return
+    options = {"address": schedule.ray_address} if schedule.ray_address else {"num_cpus": schedule.workers}
+    try:
+        ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = f"join the Ray cluster at {schedule.ray_address}" if schedule.ray_address else "start a local Ray"
+        raise EvaluationError(f"cannot {where}: {str(error).splitlines()[0] if str(error) else error!r}") from error
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _result(ref: ray.ObjectRef, job: ChunkJob, schedule: Schedule) -> PairRecord:
+    """The finished chunk's totals, or one EvaluationError line naming the chunk."""
+    try:
+        return ray.get(ref, timeout=schedule.chunk_timeout)
+    except RayTaskError as error:
+        cause = error.cause if isinstance(error.cause, BaseException) else error
+        first = str(cause).strip().splitlines()
+        raise EvaluationError(f"{job.describe()} failed: {type(cause).__name__}: {first[-1] if first else ''}"
+                              ) from None  # fmt: skip
+    except GetTimeoutError:
+        raise EvaluationError(f"{job.describe()}: no result within {schedule.chunk_timeout:g} s") from None
+    except RayError as error:  # the worker or its node died more often than Ray may retry
+        raise EvaluationError(f"{job.describe()}: its worker died ({type(error).__name__}) after "
+                              f"{schedule.max_retries} retries") from None  # fmt: skip
+
+
+def _overdue(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule) -> EvaluationError:
+    """The error naming the oldest chunk still out."""
+    job, _ = min(pending.values(), key=lambda item: item[1])
+    return EvaluationError(f"{job.describe()} gave no result within {schedule.chunk_timeout:g} s of being sent "
+                           "(a stuck worker, or a cluster with fewer free CPUs than --workers?)")  # fmt: skip
+
+
+def play_on_ray(jobs: Iterator[ChunkJob], schedule: Schedule,
+                on_result: Callable[[ChunkJob, PairRecord], object]) -> None:  # fmt: skip
+    """Run the jobs as Ray tasks, `schedule.workers` at a time; `on_result(job, record)` as each one finishes."""
+    task = _play_chunk_task.options(max_retries=schedule.max_retries, retry_exceptions=False)
+    pending: dict[ray.ObjectRef, tuple[ChunkJob, float]] = {}
+    with ray_session(schedule):
+        try:
+            blobs: dict[str, ray.ObjectRef] = {}
+            for job in jobs:
+                _check_specs(job, schedule)
+                for spec in job.specs:
+                    if _is_checkpoint(spec) and spec not in blobs:
+                        blobs[spec] = _put_checkpoint(spec)
+                _drain(pending, schedule, on_result, until=schedule.workers - 1)
+                pending[task.remote(job, *(blobs.get(spec) for spec in job.specs))] = (job, time.monotonic())
+            _drain(pending, schedule, on_result, until=0)
+        finally:
+            for ref in pending:  # Ctrl-C, a failed or overdue chunk: stop the others too
+                ray.cancel(ref, force=True)
+
+
+def _drain(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule,
+           on_result: Callable[[ChunkJob, PairRecord], object], until: int) -> None:  # fmt: skip
+    """Collect finished chunks until at most `until` are out; an overdue chunk stops the evaluation."""
+    while len(pending) > until:
+        oldest = min(sent for _, sent in pending.values())
+        wait = max(0.0, oldest + schedule.chunk_timeout - time.monotonic())
+        done, _ = ray.wait(list(pending), num_returns=1, timeout=wait)
+        if not done:
+            raise _overdue(pending, schedule)
+        job, _ = pending.pop(done[0])
+        on_result(job, _result(done[0], job, schedule))
