@@ -2,7 +2,9 @@
 
 In a "self" match the learner plays both seats and both seats' decisions are stored; against a frozen opponent
 (a snapshot or a heuristic) only the learner's seat is. The same loop collects a teacher's decisions for the warm
-start (`actor=`: the teacher plays every seat of every match).
+start (`actor=`: the teacher plays every seat of every match). The engine runs on the CPU; the learner's and the
+snapshots' forward passes run on the run's device, and each step's observations cross to it once, batched. Hand
+statistics come from the env's step infos (hollywood_gin_env.handstats), never from the engine's arrays.
 """
 
 from __future__ import annotations
@@ -14,23 +16,22 @@ import numpy as np
 import torch
 
 from agents.pool import SELF, OpponentPool
-from agents.ppo import ActorCritic, masked_log_probs
+from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import AgentProtocol
+from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.envs import SelfPlayVectorEnv
+from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
-from hollywood_gin_env.state import R_KIND, R_TURNS, S_HAND_OVER, EngineState
-
-HAND_KINDS = {"dead": KIND_DEAD, "gin": KIND_GIN, "knock": KIND_KNOCK, "undercut": KIND_UNDERCUT}
 
 
 class Arena:
     """The training matches and who sits where; `collect` fills a rollout."""
 
     def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None,
-                 episode: str = "match") -> None:  # fmt: skip
+                 episode: str = "match", device: torch.device | str = "cpu") -> None:  # fmt: skip
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
+        self.device = torch.device(device)
         self.num_envs = num_envs
         self.match_bonus = match_bonus
         self.pool = pool
@@ -38,7 +39,8 @@ class Arena:
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
         self.obs: dict[str, np.ndarray] = {}
         self.players = np.zeros(num_envs, dtype=np.int64)
-        self.stats = _HandStats()
+        self.stats = HandCounts()
+        self.matches = 0  # matches finished since the last `clear_stats`
         self.forward_s = 0.0
 
     def reset(self, seed: int, rng: np.random.Generator) -> None:
@@ -47,13 +49,21 @@ class Arena:
         self.players = infos["current_player"]
         self._assign(np.ones(self.num_envs, dtype=np.bool_), rng)
 
+    def clear_stats(self) -> None:
+        """Start counting hands and matches afresh."""
+        self.stats, self.matches = HandCounts(), 0
+
+    def hand_summary(self) -> dict[str, float]:
+        """The rates of the hands ended since `clear_stats` (handstats' definitions), their number and matches."""
+        return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
+
     def _assign(self, rows: np.ndarray, rng: np.random.Generator) -> None:
         count = int(rows.sum())
         if count:
             self.opponent[rows] = self.pool.draw(count, rng) if self.pool is not None else SELF
             self.learner_seat[rows] = rng.integers(0, 2, size=count)
 
-    def collect(self, storage: RolloutStorage, model: ActorCritic | None, generator: torch.Generator,
+    def collect(self, storage: RolloutStorage, model: ActorCritic | None, generator: torch.Generator | None,
                 rng: np.random.Generator, actor: AgentProtocol | None = None) -> None:  # fmt: skip
         """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage."""
         storage.clear(self.env.next_step)
@@ -69,7 +79,7 @@ class Arena:
                 storage.values[t, rows] = 0.0
             elif rows.size:
                 started = time.perf_counter()
-                actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = _sample(
+                actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = self._sample(
                     model, obs[rows], masks[rows], generator
                 )
                 self.forward_s += time.perf_counter() - started
@@ -86,7 +96,7 @@ class Arena:
 
     def _step(self, storage: RolloutStorage, actions: np.ndarray, rng: np.random.Generator) -> None:
         self.obs, rewards, terminations, _, infos = self.env.step(actions)
-        self.stats.add(self.env.engine.state)
+        self.stats.add_infos(infos)
         winner = infos["match_winner"]
         ended = winner >= 0
         if self.match_bonus and ended.any():
@@ -95,7 +105,7 @@ class Arena:
             rewards[ended, 1] -= sign * self.match_bonus
         storage.credit(infos["decision_step"], rewards, terminations)
         if ended.any():
-            self.stats.matches += int(ended.sum())
+            self.matches += int(ended.sum())
             if self.pool is not None:
                 self.pool.record(self.opponent[ended], winner[ended] == self.learner_seat[ended])
             self._assign(ended, rng)
@@ -107,8 +117,15 @@ class Arena:
         with torch.no_grad():
             for p in (0, 1):
                 view = self.env.observe(np.full(self.num_envs, p))
-                values[:, p] = model.value(torch.from_numpy(view["observation"])).numpy()
+                values[:, p] = model.value(torch.from_numpy(view["observation"]).to(self.device)).cpu().numpy()
         return values
+
+    def _sample(self, model: ActorCritic, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator):
+        """(actions, log-probabilities, values) of the learner on a batch of rows, sampled on the device."""
+        with torch.no_grad():
+            logits, values = model(torch.from_numpy(obs).to(self.device))
+            actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
+        return actions.cpu().numpy(), chosen.cpu().numpy(), values.cpu().numpy()
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue these matches exactly (the env's state, the seats), as tensors."""
@@ -120,24 +137,14 @@ class Arena:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what `state_dict` saved; the observations to act on are encoded again from the engine."""
-        dtypes = {name: array.dtype for name, array in self.env.engine.state._asdict().items()}
+        dtypes = {name: array.dtype for name, array in self.env.state_dict()["engine"].items()}
         engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in state["engine"].items()}
         self.env.load_state_dict({"engine": engine, "decision_step": state["decision_step"].numpy(),
                                   "step": state["step"]})  # fmt: skip
-        self.players = self.env.engine.current_player.copy()
+        self.players = self.env.current_player
         self.obs = self.env.observe(self.players)
         self.opponent = state["opponent"].numpy().copy()
         self.learner_seat = state["learner_seat"].numpy().copy()
-
-
-def _sample(model: ActorCritic, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator):
-    """(actions, log-probabilities, values) of the learner on a batch of rows."""
-    with torch.no_grad():
-        logits, values = model(torch.from_numpy(obs))
-        log_probs = masked_log_probs(logits, torch.from_numpy(masks))
-        actions = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(1)
-        chosen = log_probs.gather(1, actions[:, None]).squeeze(1)
-    return actions.numpy(), chosen.numpy(), values.numpy()
 
 
 def _to_tensor(array: np.ndarray) -> torch.Tensor:
@@ -148,33 +155,3 @@ def _to_tensor(array: np.ndarray) -> torch.Tensor:
 def _from_tensor(tensor: torch.Tensor, dtype: np.dtype) -> np.ndarray:
     array = tensor.numpy()
     return array.view(np.uint64) if dtype == np.uint64 else array.astype(dtype, copy=False)
-
-
-class _HandStats:
-    """Counts of the hands that ended during collection (a match's final hand is reset with the match, so not seen)."""
-
-    def __init__(self) -> None:
-        self.clear()
-
-    def clear(self) -> None:
-        """Zero every count."""
-        self.hands, self.turns, self.matches = 0, 0, 0
-        self.kinds = dict.fromkeys(HAND_KINDS, 0)
-
-    def add(self, state: EngineState) -> None:
-        """Count the hands that the last step ended."""
-        over = state.last_step[:, S_HAND_OVER] == 1
-        if over.any():
-            kinds = state.last_hand[over, R_KIND]
-            self.hands += int(over.sum())
-            self.turns += int(state.last_hand[over, R_TURNS].sum())
-            for name, code in HAND_KINDS.items():
-                self.kinds[name] += int((kinds == code).sum())
-
-    def summary(self) -> dict[str, float]:
-        """Rates per hand and the mean hand length in draws."""
-        n = max(self.hands, 1)
-        out = {f"{name}_rate": count / n for name, count in self.kinds.items()}
-        out["hand_length"] = self.turns / n
-        out["hands"] = float(self.hands)
-        return out

@@ -5,7 +5,7 @@ or `greedy`, with the configured weights (a snapshot draw falls back to self whi
 a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest `pool_size`. Which
 snapshot: prioritised fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is the learner's win
 rate against it in training matches (a snapshot never played counts w = 0.5), so the snapshots that still beat the
-learner are met most. Frozen opponents sample from their policy (they are not trained on).
+learner are met most. Frozen opponents sample from their policy (they are not trained on), on the run's device.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import torch
 from torch import nn
 
 from agents.config import SelfPlayConfig
-from agents.ppo import sample_masked
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+from hollywood_gin_env.agents.masked import sample_masked
+from hollywood_gin_env.agents.policy import build_policy
 
 SELF, GREEDY, EXPERT = -1, 0, 1
 FIRST_SNAPSHOT = 2
@@ -30,9 +30,10 @@ PRIORITY_FLOOR = 0.05
 class OpponentPool:
     """Opponent ids: SELF (-1), GREEDY (0), EXPERT (1), snapshot slot k (2 + k)."""
 
-    def __init__(self, config: SelfPlayConfig, policy_config: dict[str, Any]) -> None:
+    def __init__(self, config: SelfPlayConfig, policy_config: dict[str, Any], device: torch.device) -> None:
         self.config = config
-        self.policy_config = check_policy_config(dict(policy_config))
+        self.policy_config = policy_config  # checked once, by the run
+        self.device = device
         self.heuristics = {GREEDY: load_agent("greedy"), EXPERT: load_agent("expert")}
         self.snapshots: list[nn.Module] = []
         self.updates: list[int] = []  # the update each slot's snapshot was taken at
@@ -54,7 +55,7 @@ class OpponentPool:
 
     def _frozen(self, weights: dict[str, torch.Tensor]) -> nn.Module:
         """A policy with these weights that is never trained."""
-        frozen = build_policy(self.policy_config)
+        frozen = build_policy(self.policy_config).to(self.device)
         frozen.load_state_dict(weights)
         return frozen.eval().requires_grad_(False)
 
@@ -96,8 +97,9 @@ class OpponentPool:
         if opponent in self.heuristics:
             return self.heuristics[opponent].act(obs, masks)
         with torch.no_grad():
-            logits = self.snapshots[opponent - FIRST_SNAPSHOT](torch.from_numpy(obs))
-            return sample_masked(logits, torch.from_numpy(masks.astype(np.bool_)), generator).numpy()
+            logits = self.snapshots[opponent - FIRST_SNAPSHOT](torch.from_numpy(obs).to(self.device))
+            actions, _ = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
+        return actions.cpu().numpy()
 
     def state_dict(self) -> dict[str, Any]:
         """Plain data and tensors (for the training checkpoint)."""

@@ -1,6 +1,6 @@
 """The PPO learner: the policy network of hollywood_gin_env.agents.policy with a value head on its torso, the masked
-categorical, and the clipped-surrogate update (CleanRL's ppo.py, with the mask in sampling, log-probabilities and
-entropy)."""
+categorical (hollywood_gin_env/agents/masked.py), and the clipped-surrogate update (CleanRL's ppo.py, with the mask
+in sampling, log-probabilities and entropy). Everything here runs on the device of the model and the batch."""
 
 from __future__ import annotations
 
@@ -12,30 +12,8 @@ import torch
 from torch import nn
 
 from agents.config import PPOConfig
+from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
-
-MASKED_LOGIT = -1e9  # exp() of it is exactly 0: an illegal action gets no probability, and 0 * log p stays 0
-
-
-def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """Logits with every illegal action pushed to MASKED_LOGIT."""
-    return logits.masked_fill(~masks, MASKED_LOGIT)
-
-
-def sample_masked(logits: torch.Tensor, masks: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One legal action per row, sampled from the masked softmax."""
-    probs = torch.softmax(mask_logits(logits, masks), dim=-1)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
-
-
-def masked_log_probs(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """log pi(a|s) of every action under the mask (illegal actions: about -1e9)."""
-    return torch.log_softmax(mask_logits(logits, masks), dim=-1)
-
-
-def entropy_of(log_probs: torch.Tensor) -> torch.Tensor:
-    """Entropy per row of a masked distribution (illegal actions contribute exactly 0)."""
-    return -(log_probs.exp() * log_probs).sum(-1)
 
 
 class ActorCritic(nn.Module):
@@ -59,7 +37,7 @@ class ActorCritic(nn.Module):
 
 @dataclass
 class Batch:
-    """The learner's valid rows of a rollout, flattened, as tensors."""
+    """The learner's valid rows of a rollout, flattened, as tensors on the learner's device."""
 
     obs: torch.Tensor
     masks: torch.Tensor
@@ -72,6 +50,18 @@ class Batch:
     def __len__(self) -> int:
         return int(self.actions.shape[0])
 
+    @classmethod
+    def from_rollout(cls, storage: Any, advantages: np.ndarray, device: torch.device) -> Batch:
+        """The valid rows of a RolloutStorage and their advantages, moved to `device` once."""
+        valid = storage.valid
+
+        def rows(array: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(array[valid])).to(device)
+
+        return cls(obs=rows(storage.obs), masks=rows(storage.masks), actions=rows(storage.actions),
+                   logprobs=rows(storage.logprobs), values=rows(storage.values), advantages=rows(advantages),
+                   returns=rows(advantages + storage.values))  # fmt: skip
+
 
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, config: PPOConfig,
                ent_coef: float, generator: torch.Generator) -> dict[str, float]:  # fmt: skip
@@ -79,7 +69,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batc
     size, stats = len(batch), {}
     clipfracs, stop = [], False
     for _ in range(config.epochs):
-        order = torch.randperm(size, generator=generator)
+        order = torch.randperm(size, generator=generator, device=batch.obs.device)
         for start in range(0, size, config.minibatch_size):
             idx = order[start : start + config.minibatch_size]
             stats = _minibatch_step(model, optimizer, batch, idx, config, ent_coef)
@@ -89,10 +79,10 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batc
                 break
         if stop:
             break
-    values, returns = batch.values.numpy(), batch.returns.numpy()
-    variance = np.var(returns)
+    variance = batch.returns.var(unbiased=False).item()
+    unexplained = (batch.returns - batch.values).var(unbiased=False).item()
     stats["clipfrac"] = float(np.mean(clipfracs))
-    stats["explained_variance"] = float("nan") if variance == 0 else float(1 - np.var(returns - values) / variance)
+    stats["explained_variance"] = float("nan") if variance == 0 else 1.0 - unexplained / variance
     stats["early_stop"] = float(stop)
     return stats
 
@@ -100,6 +90,17 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batc
 def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, idx: torch.Tensor,
                     config: PPOConfig, ent_coef: float) -> dict[str, float]:  # fmt: skip
     """One gradient step on the rows idx."""
+    loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+    optimizer.step()
+    return dict(zip(stats, torch.stack(list(stats.values())).tolist(), strict=True))  # one host sync
+
+
+def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig,
+             ent_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:  # fmt: skip
+    """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
     logits, new_values = model(batch.obs[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
@@ -107,8 +108,8 @@ def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch:
     log_ratio = new_logprob - batch.logprobs[idx]
     ratio = log_ratio.exp()
     with torch.no_grad():
-        approx_kl = ((ratio - 1) - log_ratio).mean().item()
-        clipfrac = ((ratio - 1.0).abs() > config.clip_coef).float().mean().item()
+        approx_kl = ((ratio - 1) - log_ratio).mean()
+        clipfrac = ((ratio - 1.0).abs() > config.clip_coef).float().mean()
     adv = batch.advantages[idx]
     if config.norm_adv and len(idx) > 1:
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
@@ -120,9 +121,6 @@ def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch:
     else:
         value_loss = 0.5 * ((new_values - returns) ** 2).mean()
     loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss
-    optimizer.zero_grad()
-    loss.backward()
-    nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-    optimizer.step()
-    return {"policy_loss": policy_loss.item(), "value_loss": value_loss.item(), "entropy": entropy.item(),
-            "approx_kl": approx_kl, "clipfrac": clipfrac}  # fmt: skip
+    stats = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(), "entropy": entropy.detach(),
+             "approx_kl": approx_kl, "clipfrac": clipfrac}  # fmt: skip
+    return loss, stats

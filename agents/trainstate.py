@@ -3,21 +3,21 @@
 `last.pt` is a policy checkpoint (hollywood_gin_env.agents.policy's format: "config" and "state_dict" of the policy)
 with one more key, "train": the run's config, counters, the whole actor-critic and optimizer, the opponent pool, the
 arena's matches (engine arrays, env counters, seats) and every random state (Python, numpy, torch, the trainer's
-generator). It is written atomically and read with `weights_only=True`.
+generator). `agents.run.TrainingRun.save` writes it atomically; it is read with `weights_only=True`.
 """
 
 from __future__ import annotations
 
 import os
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
 from agents.config import Config, config_from_dict
-from hollywood_gin_env.agents.policy import read_checkpoint, save_checkpoint
+from hollywood_gin_env.agents.policy import read_checkpoint
 
 TRAIN_KEY = "train"
 
@@ -40,22 +40,14 @@ def capture_rng(rng: np.random.Generator, generator: torch.Generator) -> dict[st
             "torch": torch.get_rng_state(), "generator": generator.get_state()}  # fmt: skip
 
 
-def restore_rng(state: dict[str, Any], rng: np.random.Generator, generator: torch.Generator) -> None:
-    """Put back what `capture_rng` saved."""
+def restore_rng(state: dict[str, Any], rng: np.random.Generator, generator: torch.Generator | None) -> None:
+    """Put back what `capture_rng` saved (the torch generator's state too, unless `generator` is None)."""
     version, internal, gauss = state["python"]
     random.setstate((version, tuple(internal), gauss))
     rng.bit_generator.state = state["numpy"]
     torch.set_rng_state(state["torch"])
-    generator.set_state(state["generator"])
-
-
-def save_training(path: str | os.PathLike, config: Config, progress: Progress, model, optimizer, pool, arena,
-                  rng: np.random.Generator, generator: torch.Generator, **metadata: Any) -> None:  # fmt: skip
-    """Write last.pt (module docstring) atomically."""
-    train = {"config": config.to_dict(), "progress": asdict(progress), "model": model.state_dict(),
-             "optimizer": optimizer.state_dict(), "pool": pool.state_dict(), "arena": arena.state_dict(),
-             "rng": capture_rng(rng, generator)}  # fmt: skip
-    save_checkpoint(path, model.policy, config.policy_config(), **{TRAIN_KEY: train}, **metadata)
+    if generator is not None:
+        generator.set_state(state["generator"])
 
 
 def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:

@@ -3,7 +3,8 @@
 A randomly initialised policy plays almost at random, and about 97% of random hands end dead, so PPO would see
 almost no reward. The teacher (`expert` by default) plays both seats of every match in the arena; the policy learns
 its decisions by cross-entropy on the masked logits, and the value head regresses on the discounted returns of those
-matches (GAE with lambda = 1 on zero values), so PPO starts with a sensible critic too.
+matches (GAE with lambda = 1 on zero values), so PPO starts with a sensible critic too. Both steps draw only from
+the run's own random streams, so the same seed gives the same warm start.
 """
 
 from __future__ import annotations
@@ -15,50 +16,59 @@ import torch
 
 from agents.arena import Arena
 from agents.config import Config
-from agents.ppo import ActorCritic, masked_log_probs
+from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import ExpertAgent, load_agent
+from hollywood_gin_env.agents.masked import masked_log_probs
 from hollywood_gin_env.observation import OBS_SIZE
+from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
 TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return chains
+TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_003 + 17: apart from PPO's deals
 
 
-def collect_teacher(config: Config, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """The teacher's decisions: obs, masks, actions and discounted returns, flattened."""
+def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
+                    progress: Callable[[int], None] = lambda n: None) -> dict[str, np.ndarray]:  # fmt: skip
+    """The teacher's decisions: obs, masks, actions and discounted returns, flattened; progress(n) after each
+    round with the decisions collected in it."""
     w = config.warmstart
     env = config.env
-    arena = Arena(env.num_envs, config.make_rules(), env.reward, env.match_bonus, pool=None, episode=env.episode)
-    arena.reset(seed=config.train.seed * 1_000_003 + 17, rng=rng)
+    arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode)
+    arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "returns": []}
     collected = 0
     while collected < w.decisions:
-        arena.collect(storage, None, torch.Generator(), rng, actor=teacher)
+        arena.collect(storage, None, None, rng, actor=teacher)
         returns = storage.advantages(config.ppo.gamma, 1.0)  # values are 0: advantages are the returns
         valid = storage.valid
         for key, array in (("obs", storage.obs), ("masks", storage.masks), ("actions", storage.actions),
                            ("returns", returns)):  # fmt: skip
             parts[key].append(array[valid])
-        collected += int(valid.sum())
+        count = int(valid.sum())
+        progress(min(count, w.decisions - collected))
+        collected += count
     return {key: np.concatenate(value)[: w.decisions] for key, value in parts.items()}
 
 
 def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, generator: torch.Generator,
-          log: Callable[[int, dict[str, float]], None]) -> dict[str, float]:  # fmt: skip
-    """Epochs of cross-entropy on the teacher's actions plus the value regression; log(epoch, stats) after each."""
+          log: Callable[[int, dict[str, float]], None], device: torch.device) -> dict[str, float]:  # fmt: skip
+    """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
+    after each epoch."""
     w = config.warmstart
-    obs, masks = torch.from_numpy(data["obs"]), torch.from_numpy(data["masks"])
-    actions, returns = torch.from_numpy(data["actions"]), torch.from_numpy(data["returns"].astype(np.float32))
+    obs, masks = (torch.from_numpy(data[key]).to(device) for key in ("obs", "masks"))
+    actions = torch.from_numpy(data["actions"]).to(device)
+    returns = torch.from_numpy(data["returns"].astype(np.float32)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)
     size = len(actions)
     steps = w.epochs * -(-size // w.minibatch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / steps)
     stats: dict[str, float] = {}
     for epoch in range(w.epochs):
-        order = torch.randperm(size, generator=generator)
-        totals = np.zeros(3)
+        order = torch.randperm(size, generator=generator, device=device)
+        totals = torch.zeros(3, dtype=torch.float64, device=device)
         for start in range(0, size, w.minibatch_size):
             idx = order[start : start + w.minibatch_size]
             logits, values = model(obs[idx])
@@ -71,7 +81,7 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
             optimizer.step()
             schedule.step()
             accuracy = (log_probs.argmax(1) == actions[idx]).float().mean()
-            totals += np.array([policy_loss.item(), value_loss.item(), accuracy.item()]) * len(idx)
+            totals += torch.stack([policy_loss.detach(), value_loss.detach(), accuracy]).double() * len(idx)
         stats = dict(zip(("policy_loss", "value_loss", "accuracy"), (totals / size).tolist(), strict=True))
         log(epoch, stats)
     return stats

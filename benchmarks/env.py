@@ -24,7 +24,7 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMB
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v0)
+import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v1)
 from hollywood_gin_env.sampling import sample_legal_streams  # noqa: E402
 
 
@@ -36,7 +36,7 @@ def pin_one_core() -> None:
 
 def vector_runner(num_envs: int) -> Callable[[float], float]:
     """Random legal play through gymnasium.make_vec(..., vectorization_mode="vector_entry_point")."""
-    env = gym.make_vec("HollywoodGin-v0", num_envs=num_envs, vectorization_mode="vector_entry_point")
+    env = gym.make_vec("HollywoodGin-v1", num_envs=num_envs, vectorization_mode="vector_entry_point")
     obs, _ = env.reset(seed=0)
     rng = np.arange(num_envs, dtype=np.uint64)
     actions = np.zeros(num_envs, dtype=np.int64)
@@ -56,8 +56,8 @@ def vector_runner(num_envs: int) -> Callable[[float], float]:
 
 
 def single_runner() -> Callable[[float], float]:
-    """Random legal play through gymnasium.make("HollywoodGin-v0")."""
-    env = gym.make("HollywoodGin-v0")
+    """Random legal play through gymnasium.make("HollywoodGin-v1")."""
+    env = gym.make("HollywoodGin-v1")
     obs, _ = env.reset(seed=0)
     pick = random.Random(0).randrange
 

@@ -5,7 +5,7 @@
 `ppo_steps_per_s`: learner decisions per second of the real training loop (train.py's rollout and PPO update on
 configs/default.toml's model and PPO settings; no warm start, no evaluation), from the run's own TensorBoard
 figures, with the split between rollout (env, opponents and the policy's forward passes) and update.
-`sb3_steps_per_s`: `MaskablePPO("MultiInputPolicy", gymnasium.make("HollywoodGin-v0"))` with its default settings,
+`sb3_steps_per_s`: `MaskablePPO("MultiInputPolicy", gymnasium.make("HollywoodGin-v1"))` with its default settings,
 learning for about as long. Both use `--threads` torch threads (default: the machine's cores), set deliberately.
 """
 
@@ -57,9 +57,9 @@ def sb3(seconds: float) -> dict[str, float]:
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v0)
+    import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
 
-    model = MaskablePPO("MultiInputPolicy", gym.make("HollywoodGin-v0"), seed=0, verbose=0)
+    model = MaskablePPO("MultiInputPolicy", gym.make("HollywoodGin-v1"), seed=0, verbose=0)
     model.learn(model.n_steps)  # warm-up: first compile of the env, first update
     steps, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:

@@ -5,7 +5,7 @@ from gymnasium.envs.registration import register
 from hollywood_gin_env.rules import Rules
 
 register(
-    id="HollywoodGin-v0",
+    id="HollywoodGin-v1",
     entry_point="hollywood_gin_env.envs:HollywoodGinEnv",
     vector_entry_point="hollywood_gin_env.envs:HollywoodGinVectorEnv",
 )

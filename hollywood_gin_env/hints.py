@@ -34,11 +34,13 @@ def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray)
     """float64[107]: the policy's action probabilities, illegal actions at 0 (softmax over the legal logits)."""
     import torch  # only checkpoint agents have a policy, and they have loaded torch already
 
+    from hollywood_gin_env.agents.masked import masked_probs
+
+    device = next(policy.parameters()).device
     with torch.no_grad():
-        logits = policy(torch.from_numpy(np.asarray(observation, dtype=np.float32)[None])).double().numpy()[0]
-    logits[np.asarray(mask) == 0] = -np.inf
-    weights = np.exp(logits - logits.max())
-    return weights / weights.sum()
+        obs = torch.from_numpy(np.asarray(observation, dtype=np.float32)[None]).to(device)
+        legal = torch.from_numpy(np.asarray(mask)[None]).to(device)
+        return masked_probs(policy(obs), legal).double().cpu().numpy()[0]
 
 
 def bot_advice(game: Game, player: int, agent: Any) -> str:

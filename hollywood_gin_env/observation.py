@@ -16,7 +16,7 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit, njit_inline
 from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
-from hollywood_gin_env.melds import BIG, min_deadwood_mask
+from hollywood_gin_env.melds import BIG, count_bits, discard_deadwoods_mask, min_deadwood_mask
 from hollywood_gin_env.rules import (
     P_ALLOW_REDISCARD,
     P_GAME_TARGET,
@@ -71,6 +71,9 @@ RULE_FEATURES = (
 SHEET_SCALES = ("game_target", "game_target", ENTRIES_SCALE, ENTRIES_SCALE, 1.0, 1.0, 1.0)
 SHEET_HIGHS = (None, None, None, None, 1, 1, 1)
 SHEET_PER_GAME = len(SHEET_SCALES)
+#: The "take_effect" block: what taking the face-up card would do to a 10-card hand (exact meld solver).
+TAKE_EFFECT_SIZE = 3
+HAND_CARDS = 10
 
 
 class ObsBlock(NamedTuple):
@@ -122,6 +125,9 @@ _SPEC = (
      "knock_limit / 10, gin_bonus / 25, undercut_bonus / 10, game_target / 100, undercut_on_tie, "
      "num_games / 3, allow_rediscard_taken_card, last_discard_rule == may_take_to_knock"),
     ("must_knock", 1, _CARD, "1 if the player took the last discard and must knock"),
+    ("take_effect", TAKE_EFFECT_SIZE, ((10.0, DEADWOOD_SCALE, 1.0), (DEADWOOD_SCALE, DEADWOOD_SCALE, 1)),
+     "with 10 cards held and a face-up card: the deadwood taking it and the best discard would save / 10, the "
+     "deadwood that leaves / 100, 1 if taking it lowers the deadwood (the taken card is never the discard)"),
 )  # fmt: skip
 
 
@@ -163,8 +169,8 @@ O_DW_AFTER, O_KNOCKS, O_PHASE = (_BY_NAME[n].offset for n in ("deadwood_after_di
 O_STOCK_SIZE, O_IS_DEALER, O_SEAT, O_DEADWOOD, O_TURNS, O_HAND_NUMBER = (
     _BY_NAME[n].offset for n in ("stock_size", "is_dealer", "seat", "deadwood", "turns", "hand_number")
 )
-O_SHEET, O_GAMES_WON, O_RULES, O_MUST_KNOCK = (
-    _BY_NAME[n].offset for n in ("sheet", "games_won", "rules", "must_knock")
+O_SHEET, O_GAMES_WON, O_RULES, O_MUST_KNOCK, O_TAKE_EFFECT = (
+    _BY_NAME[n].offset for n in ("sheet", "games_won", "rules", "must_knock", "take_effect")
 )
 DW_AFTER_SCALE, STOCK_SCALE, DEADWOOD_BLOCK_SCALE = (_scale(n) for n in ("deadwood_after_discard", "stock_size",
                                                                            "deadwood"))  # fmt: skip
@@ -201,10 +207,14 @@ def _encode_cards(i: int, p: int, s: EngineState, out: np.ndarray) -> None:
 
 @njit_inline
 def _encode_deadwood(i: int, p: int, s: EngineState, params: np.ndarray, out: np.ndarray) -> None:
-    """Own deadwood, and per discard the deadwood it leaves and whether it allows a knock."""
+    """Own deadwood, per discard the deadwood it leaves and whether it allows a knock, and the take effect."""
     hand = s.hands[i, p]
     if s.match[i, M_PHASE] != PHASE_DISCARD or s.match[i, M_PLAYER] != p:
-        out[O_DEADWOOD] = min_deadwood_mask(hand) / DEADWOOD_BLOCK_SCALE
+        now = min_deadwood_mask(hand)
+        out[O_DEADWOOD] = now / DEADWOOD_BLOCK_SCALE
+        pile_len = s.match[i, M_PILE_LEN]
+        if pile_len > 0 and count_bits(hand) == HAND_CARDS:
+            _encode_take(hand, s.pile[i, pile_len - 1], now, out)
         return
     deadwoods = s.discard_dw[i]  # the engine's, computed for the legal mask
     taken = s.match[i, M_TAKEN]
@@ -217,6 +227,20 @@ def _encode_deadwood(i: int, p: int, s: EngineState, params: np.ndarray, out: np
                 if deadwoods[c] <= params[P_KNOCK_LIMIT]:
                     out[O_KNOCKS + c] = 1.0
     out[O_DEADWOOD] = best / DEADWOOD_BLOCK_SCALE
+
+
+@njit_inline
+def _encode_take(hand: int, face: int, now: int, out: np.ndarray) -> None:
+    """The "take_effect" block: the best deadwood after taking `face` and discarding another card."""
+    after = np.empty(NUM_CARDS, dtype=np.int64)
+    discard_deadwoods_mask(hand | (1 << face), after)
+    best = now
+    for c in range(NUM_CARDS):
+        if c != face and (hand >> c) & 1 and after[c] < best:
+            best = after[c]
+    out[O_TAKE_EFFECT] = (now - best) / 10.0
+    out[O_TAKE_EFFECT + 1] = best / DEADWOOD_SCALE
+    out[O_TAKE_EFFECT + 2] = 1.0 if best < now else 0.0
 
 
 @njit_inline

@@ -9,7 +9,7 @@
         action = None if termination or truncation else int(np.flatnonzero(mask)[0])
         aec.step(action)
 
-The classic convention: `observe(agent)` is {"observation": float32[564], "action_mask": int8[107]}
+The classic convention: `observe(agent)` is {"observation": float32[567], "action_mask": int8[107]}
 (the mask is zero unless the agent is to act). Agents "player_0" and "player_1" are seats 0 and 1.
 """
 
@@ -52,7 +52,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     continues the stream; `options={"deck": [...], "first_dealer": 0 or 1}` fixes the first deal.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "hollywood_gin_v0", "is_parallelizable": False,
+    metadata = {"render_modes": ["ansi", "human"], "name": "hollywood_gin_v1", "is_parallelizable": False,
                 "render_fps": 4}  # fmt: skip
 
     def __init__(self, rules: Rules | None = None, reward: str = "hand", render_mode: str | None = None) -> None:

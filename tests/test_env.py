@@ -1,4 +1,4 @@
-"""Tests of the single-agent env "HollywoodGin-v0": the Gymnasium checker, rewards replayed on a `Game`,
+"""Tests of the single-agent env "HollywoodGin-v1": the Gymnasium checker, rewards replayed on a `Game`,
 seeding, fixed deals, illegal actions, episode modes, opponents and rendering."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v0)
+import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
 from hollywood_gin_env.cards import card_name, parse_cards
 from hollywood_gin_env.envs import HollywoodGinEnv
 from hollywood_gin_env.game import Game
@@ -44,7 +44,7 @@ class LastLegal:
 def test_check_env_passes_with_warnings_as_errors(kwargs, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        check_env(gym.make("HollywoodGin-v0", **kwargs).unwrapped)
+        check_env(gym.make("HollywoodGin-v1", **kwargs).unwrapped)
 
 
 def expected_reward(events: list[dict], seat: int, reward: str) -> float:

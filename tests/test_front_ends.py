@@ -149,4 +149,4 @@ def test_one_option_validator():
         raw_env(reward="x")
     with pytest.raises(ValueError, match=r"rule dealer_rule='x' is not allowed: allowed values are 'winner_deals'"):
         Rules(dealer_rule="x")
-    gym.make("HollywoodGin-v0", learner_seat=np.int64(1))  # numpy integers are integers
+    gym.make("HollywoodGin-v1", learner_seat=np.int64(1))  # numpy integers are integers

@@ -60,6 +60,11 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
         won[0] += owner == p
         won[1] += owner == 1 - p
     opp_took = int(s.took[0, 1 - p])
+    take = [0.0, 0.0, 0.0]
+    if not to_discard and pile and count_bits(hand) == 10:  # taking the face-up card, then the best other discard
+        now, face = min_deadwood_mask(hand), pile[-1]
+        best = min([now] + [min_deadwood_mask((hand | 1 << face) & ~(1 << c)) for c in from_mask(hand)])
+        take = [now - best, best, float(best < now)]
     return {
         "hand": plane(hand), "face_up": face_up, "discard_pile": plane(pile_mask), "pile_recency": recency,
         "opponent_took": plane(opp_took), "opponent_discarded": plane(int(s.discarded[0, 1 - p])),
@@ -72,7 +77,7 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
         "rules": [rules.knock_limit, rules.gin_bonus, rules.undercut_bonus, rules.game_target, rules.undercut_on_tie,
                   rules.num_games, rules.allow_rediscard_taken_card,
                   LAST_DISCARD_RULES.index(rules.last_discard_rule)],
-        "must_knock": [match[M_MUST_KNOCK]],
+        "must_knock": [match[M_MUST_KNOCK]], "take_effect": take,
     }  # fmt: skip
 
 
@@ -141,5 +146,5 @@ def test_layout_and_bounds_come_from_the_table():
 
 
 def test_decode_refuses_a_wrong_shape():
-    with pytest.raises(ValueError, match=r"shape \(564,\), got \(3,\)"):
+    with pytest.raises(ValueError, match=rf"shape \({OBS_SIZE},\), got \(3,\)"):
         decode(np.zeros(3))

@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.policy import (  # noqa: E402
+    V0_OBS_SIZE,
     CardPolicy,
     MLPPolicy,
     build_policy,
@@ -65,20 +66,44 @@ def test_card_policy_scores_every_card_with_the_same_weights():
 
 
 def test_version_1_mlp_checkpoints_still_load(tmp_path):
-    policy = MLPPolicy(OBS_SIZE, NUM_ACTIONS, [8], "tanh")
-    config = {"obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS, "hidden_sizes": [8], "activation": "tanh",
+    """A v1 file (no arch) of the 564-feature v0 observation loads, its first layer widened with zero weights."""
+    policy = MLPPolicy(V0_OBS_SIZE, NUM_ACTIONS, [8], "tanh")
+    config = {"obs_size": V0_OBS_SIZE, "num_actions": NUM_ACTIONS, "hidden_sizes": [8], "activation": "tanh",
               "deterministic": True}  # fmt: skip
     path = _write(tmp_path / "v1.pt", {"format": "hollywood-gin-policy", "version": 1, "config": config,
                                        "state_dict": policy.state_dict()})  # fmt: skip
     loaded, loaded_config = load_checkpoint(path)
-    assert loaded_config["arch"] == "mlp"
+    assert loaded_config["arch"] == "mlp" and loaded_config["obs_size"] == OBS_SIZE
     obs = torch.rand(4, OBS_SIZE)
-    assert torch.equal(loaded(obs), policy(obs))
+    assert torch.allclose(loaded(obs), policy(obs[:, :V0_OBS_SIZE]), atol=1e-6)
+
+
+def test_version_2_cards_checkpoints_load_onto_the_v1_observation(tmp_path):
+    """A v2 "cards" policy read the v0 observation; the blocks appended since get zero weights (same logits)."""
+    config = check_policy_config({**SMALL, "take_features": True})
+    policy = build_policy(config)
+    state = dict(policy.state_dict())
+    state["torso.0.weight"] = state["torso.0.weight"][:, :V0_OBS_SIZE].clone()
+    v2 = {**config, "obs_size": V0_OBS_SIZE}
+    path = _write(tmp_path / "v2.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2,
+                                       "state_dict": state})  # fmt: skip
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config["obs_size"] == OBS_SIZE
+    obs = torch.rand(4, OBS_SIZE)
+    with torch.no_grad():
+        policy.torso[0].weight[:, V0_OBS_SIZE:] = 0.0
+        assert torch.allclose(loaded(obs), policy(obs), atol=1e-5)
+    # a v2 file whose first layer already has the new width is refused, not silently misread
+    state["torso.0.weight"] = torch.zeros(policy.torso[0].weight.shape)
+    path = _write(tmp_path / "v2-wide.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2,
+                                            "state_dict": state})  # fmt: skip
+    with pytest.raises(ValueError, match="torso.0.weight"):
+        load_checkpoint(path)
 
 
 def _bad(tmp_path, **changes):
     config, policy = _valid("mlp")
-    data = {"format": "hollywood-gin-policy", "version": 2, "config": config, "state_dict": policy.state_dict()}
+    data = {"format": "hollywood-gin-policy", "version": 3, "config": config, "state_dict": policy.state_dict()}
     for key, value in changes.items():
         if key in data:
             data[key] = value
@@ -114,7 +139,7 @@ def test_non_finite_weights_are_refused(tmp_path):
     config, policy = _valid("mlp")
     state = policy.state_dict()
     state["net.0.weight"][0, 0] = float("nan")
-    path = _write(tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 2, "config": config,
+    path = _write(tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 3, "config": config,
                                         "state_dict": state})  # fmt: skip
     with pytest.raises(ValueError, match="non-finite"):
         load_checkpoint(path)

@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v0)
+import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
 from hollywood_gin_env.cards import parse_cards
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.picture import (
@@ -47,7 +47,7 @@ def _is(pixels: np.ndarray, color: tuple[int, int, int]) -> np.ndarray:
 def test_frame_shape_and_content():
     """One frame: uint8[540, 960, 3]; every held card is drawn as a card face where the layout puts it, in its
     suit's colour; the felt between the rows; the score sheet panel changes with the score."""
-    env = gym.make("HollywoodGin-v0", render_mode="rgb_array", learner_seat=0)
+    env = gym.make("HollywoodGin-v1", render_mode="rgb_array", learner_seat=0)
     env.reset(seed=0, options={"deck": fixed_deck(), "first_dealer": 0})
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape == (HEIGHT, WIDTH, 3) == (540, 960, 3)
@@ -81,8 +81,8 @@ def test_frame_shape_and_content():
 
 def test_render_modes_and_errors():
     with pytest.raises(ValueError, match="rgb_array"), pytest.warns(UserWarning, match="render_mode='rgb'"):
-        gym.make("HollywoodGin-v0", render_mode="rgb")  # gymnasium warns, then the env refuses
-    assert "rgb_array" in gym.spec("HollywoodGin-v0").make().metadata["render_modes"]
+        gym.make("HollywoodGin-v1", render_mode="rgb")  # gymnasium warns, then the env refuses
+    assert "rgb_array" in gym.spec("HollywoodGin-v1").make().metadata["render_modes"]
     with pytest.raises(ValueError, match="learner_seat=2"):
         draw_table(Game(seed=0), learner_seat=2)
 
@@ -95,7 +95,7 @@ def test_make_vec_env_and_maskable_ppo_train_a_few_hundred_steps():
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)  # torch's default thread count oversubscribes a small machine
-    vec_env = make_vec_env("HollywoodGin-v0", n_envs=8, seed=0, env_kwargs={"episode": "hand"})
+    vec_env = make_vec_env("HollywoodGin-v1", n_envs=8, seed=0, env_kwargs={"episode": "hand"})
     assert vec_env.num_envs == 8 and vec_env.render_mode == "rgb_array"
     model = MaskablePPO("MultiInputPolicy", vec_env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(total_timesteps=300)
@@ -110,7 +110,7 @@ def test_record_video_films_a_hand(tmp_path):
     from gymnasium.wrappers import RecordVideo
     from moviepy import VideoFileClip
 
-    env = gym.make("HollywoodGin-v0", render_mode="rgb_array", episode="hand", learner_seat=1)
+    env = gym.make("HollywoodGin-v1", render_mode="rgb_array", episode="hand", learner_seat=1)
     env = RecordVideo(env, str(tmp_path / "videos"), episode_trigger=lambda episode: episode == 0, video_length=12)
     obs, _ = env.reset(seed=3)
     first = env.unwrapped.render()

@@ -1,4 +1,4 @@
-"""sb3-contrib's MaskablePPO trains on HollywoodGin-v0 (masks through `action_masks()`) without error."""
+"""sb3-contrib's MaskablePPO trains on HollywoodGin-v1 (masks through `action_masks()`) without error."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 
-import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v0)
+import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v1)
 
 
 def test_maskable_ppo_trains_a_few_thousand_steps():
     torch.set_num_threads(1)
-    env = gym.make("HollywoodGin-v0", reward="hand", episode="hand")
+    env = gym.make("HollywoodGin-v1", reward="hand", episode="hand")
     model = MaskablePPO("MultiInputPolicy", env, n_steps=1024, batch_size=256, n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=3000)
     assert model.num_timesteps >= 3000

@@ -17,6 +17,7 @@ pytest.importorskip("tensorboard")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.evaluate import play_pair  # noqa: E402
+from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]
@@ -51,7 +52,7 @@ def test_smoke_run_logs_tensorboard_scalars(smoke_run):
     logged = scalars(smoke_run)
     for tag in ("charts/SPS", "charts/learning_rate", "losses/policy_loss", "losses/value_loss", "losses/entropy",
                 "losses/approx_kl", "losses/clipfrac", "losses/explained_variance", "time/rollout_s",
-                "time/update_s", "selfplay/pool_size", "hands/dead_rate", "hands/gin_rate", "hands/hand_length",
+                "time/update_s", "selfplay/pool_size", "hands/dead_rate", "hands/gin_rate", "hands/turns_per_hand",
                 "eval/match_win_rate_vs_expert", "eval/match_win_low_vs_expert", "eval/match_win_rate_vs_greedy",
                 "eval/points_per_hand_vs_expert", "warmstart/accuracy", "hparams/win_vs_expert"):  # fmt: skip
         assert tag in logged, f"{tag} missing from {sorted(logged)}"
@@ -70,7 +71,7 @@ def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
         record = play_pair(agent, load_agent("greedy"), 4, seed=1)
         assert record.illegal[0] == 0 and record.decisions[0] > 0
     data = torch.load(smoke_run / "policy.pt", weights_only=True)
-    assert data["version"] == 2 and data["config"]["arch"] == "cards"
+    assert data["version"] == 3 and data["config"]["arch"] == "cards"
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
 
@@ -103,7 +104,7 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     assert process.returncode == 0, out + err
     assert "resume with: python train.py --resume" in err
     agent = load_agent(f"checkpoint:{run_dir / 'last.pt'}")
-    actions = agent.act(np.zeros((1, 564), dtype=np.float32), np.eye(107, dtype=np.int8)[[0]])
+    actions = agent.act(np.zeros((1, OBS_SIZE), dtype=np.float32), np.eye(107, dtype=np.int8)[[0]])
     assert actions.tolist() == [0]
     saved = torch.load(run_dir / "last.pt", weights_only=True)
     assert saved["train"]["progress"]["update"] >= 1

@@ -8,10 +8,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.config import load_config, parse_override  # noqa: E402
-from agents.ppo import entropy_of, masked_log_probs, sample_masked  # noqa: E402
+from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
 from agents.rollout import RolloutStorage  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
+from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 
 # --- config ----------------------------------------------------------------------------------------------
 
@@ -68,8 +69,14 @@ def test_masked_sampling_never_picks_an_illegal_action():
     logits[torch.from_numpy(~masks)] += 50.0  # illegal actions would win by far if the mask were ignored
     generator = torch.Generator().manual_seed(0)
     for _ in range(5):
-        actions = sample_masked(logits, torch.from_numpy(masks), generator).numpy()
-        assert masks[np.arange(2000), actions].all()
+        actions, log_probs = sample_masked(logits, torch.from_numpy(masks), generator)
+        assert masks[np.arange(2000), actions.numpy()].all()
+        assert torch.allclose(
+            log_probs, masked_log_probs(logits, torch.from_numpy(masks)).gather(1, actions[:, None])[:, 0]
+        )
+    greedy, _ = sample_masked(logits, torch.from_numpy(masks), deterministic=True)
+    best_legal = np.where(masks, logits.numpy(), -np.inf).argmax(1)
+    assert (greedy.numpy() == best_legal).all()
 
 
 def test_masked_log_probs_and_entropy_ignore_illegal_actions():
@@ -173,8 +180,8 @@ def test_arena_episode_decides_where_returns_stop(episode):
     arena = Arena(4, Rules(), "hand", 0.0, pool=None, episode=episode)
     rng = np.random.default_rng(0)
     arena.reset(seed=5, rng=rng)
-    storage = RolloutStorage(400, 4, 564, 107)
-    arena.collect(storage, None, torch.Generator(), rng, actor=load_agent("greedy"))
+    storage = RolloutStorage(400, 4, OBS_SIZE, 107)
+    arena.collect(storage, None, None, rng, actor=load_agent("greedy"))
     scored = storage.rewards != 0  # with reward "hand", points arrive only when a hand is scored
     assert scored.sum() > 8
     if episode == "hand":
@@ -191,7 +198,8 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 
     def teach(weights):
         overrides = ["env.num_envs=8", "warmstart.decisions=400", f"warmstart.teacher_weights={weights}"]
-        return collect_teacher(load_config("configs/smoke.toml", overrides), np.random.default_rng(0))
+        config = load_config("configs/smoke.toml", overrides)
+        return collect_teacher(config, config.make_rules(), np.random.default_rng(0))
 
     plain, same, other = teach([]), teach(DEFAULT_WEIGHTS.tolist()), teach(tuned)
     assert (plain["actions"] == same["actions"]).all()  # the default weights are expert itself

@@ -9,8 +9,9 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
-import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v0)
+import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv
+from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.rules import Rules
 
 SHORT = Rules(game_target=30)
@@ -27,11 +28,11 @@ def random_legal_batch(rng: np.random.Generator, masks: np.ndarray) -> np.ndarra
 
 
 def test_make_vec_builds_the_batched_env():
-    env = gym.make_vec("HollywoodGin-v0", num_envs=8, vectorization_mode="vector_entry_point", reward="match")
+    env = gym.make_vec("HollywoodGin-v1", num_envs=8, vectorization_mode="vector_entry_point", reward="match")
     assert isinstance(env, HollywoodGinVectorEnv) and isinstance(env, VectorEnv)
     assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     obs, infos = env.reset(seed=0)
-    assert obs in env.observation_space and obs["observation"].shape == (8, 564)
+    assert obs in env.observation_space and obs["observation"].shape == (8, OBS_SIZE)
     assert env.action_space.shape == (8,) and env.single_action_space.n == 107
     assert infos["learner_seat"].shape == (8,) and env.unwrapped._table.mode == 2
 

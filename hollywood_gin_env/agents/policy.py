@@ -8,17 +8,21 @@ Two networks, both a torso (features) and a head (logits), so a trainer can put 
   neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of the
   table. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
   With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
-  (agents/card_features.py: the exact meld solver on the observed hand).
+  (the observation's "take_effect" block: the exact meld solver, run by the encoder). The forward pass is torch
+  from input to logits, so it runs on any device.
 
 A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
 weights_only=True)`, so loading never runs pickled code:
 
-    {"format": "hollywood-gin-policy", "version": 2,
-     "config": {"arch": "mlp" | "cards", "obs_size": 564, "num_actions": 107, "hidden_sizes": [256, 256],
+    {"format": "hollywood-gin-policy", "version": 3,
+     "config": {"arch": "mlp" | "cards", "obs_size": 567, "num_actions": 107, "hidden_sizes": [256, 256],
                 "activation": "relu" | "tanh", "card_channels": 64, "take_features": False, "deterministic": True},
      "state_dict": {...}}
 
-Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Extra top-level keys (training metadata)
+Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Versions 1 and 2 were trained on the
+564-feature observation of HollywoodGin-v1: they load with three zero input weights for the "take_effect" block
+appended since (a v2 "cards" policy with take_features computed that block inside its forward pass, from the same
+solver, so its decisions are unchanged). Extra top-level keys (training metadata)
 are allowed and kept. The config is checked against the state_dict's tensor shapes before any network is built,
 so a small file cannot ask for a huge allocation. This module imports torch; the rest of the package imports it
 only for "checkpoint:PATH" agents.
@@ -35,15 +39,16 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.agents.card_features import TAKE_FEATURES, take_features
+from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE
+from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
-CHECKPOINT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+CHECKPOINT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
+V0_OBS_SIZE = 564  # the observation of checkpoint versions 1 and 2 (HollywoodGin-v1): no "take_effect" block
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("mlp", "cards")
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
@@ -60,7 +65,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 NUM_RANKS, NUM_SUITS = 13, 4
 #: The observation's leading blocks are 52-card planes (hand, face_up, ..., knock_discards).
 CARD_PLANES = OBS_LAYOUT["phase"][0] // NUM_CARDS
-FACE_UP, HAND, DW_AFTER = (OBS_LAYOUT[name][0] for name in ("face_up", "hand", "deadwood_after_discard"))
+FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (OBS_LAYOUT[name][0] for name in ("face_up", "hand",
+                                                                        "deadwood_after_discard", "take_effect"))
 CARD_INPUTS = CARD_PLANES + 2  # the planes plus the two of `_discard_planes`
 SUIT_KERNEL = 5  # a run reaches two ranks either side of a card
 
@@ -112,7 +118,7 @@ class CardPolicy(nn.Module):
         self.feature_size = width
         self.act = ACTIVATIONS[activation]()
         self.take_features = take_features
-        self.general = nn.Linear(width + (TAKE_FEATURES if take_features else 0), DISCARD_BASE)
+        self.general = nn.Linear(width + (TAKE_EFFECT_SIZE if take_features else 0), DISCARD_BASE)
         self.runs = nn.Linear(CARD_INPUTS * SUIT_KERNEL, card_channels)  # a card and its suit neighbours
         self.rank_mix = nn.Linear(CARD_INPUTS, card_channels, bias=False)
         self.context = nn.Linear(width, card_channels)
@@ -136,8 +142,7 @@ class CardPolicy(nn.Module):
         hidden = self.act(self.runs(windows) + sets[:, None] + self.context(features)[:, None, None] + self.rank_bias)
         per_card = self.card_out(hidden).reshape(batch, NUM_CARDS, 3)
         if self.take_features:
-            extra = take_features(observations.detach().cpu().numpy())
-            features = torch.cat([features, torch.from_numpy(extra).to(observations.device)], dim=1)
+            features = torch.cat([features, observations[:, TAKE_EFFECT : TAKE_EFFECT + TAKE_EFFECT_SIZE]], dim=1)
         general = self.general(features)
         # taking the face-up card is worth what that card is worth to this hand: its own per-card score
         face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
@@ -214,25 +219,30 @@ def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
 
 
 class PolicyAgent(Agent):
-    """A neural policy behind the batched protocol: masked argmax, or masked sampling."""
+    """A neural policy behind the batched protocol: masked argmax, or masked sampling (agents/masked.py), on the
+    device the policy's weights are on (observations cross once per call)."""
 
     def __init__(self, policy: nn.Module, deterministic: bool = True, name: str = "policy", seed: int | None = None):
         self.policy = policy.eval()
         self.deterministic = deterministic
         self.name = name
+        self.device = next(policy.parameters()).device
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseed the sampling generator."""
-        self._rng = np.random.default_rng(seed)
+        """Reseed the sampling generator (None: a fresh seed from the operating system)."""
+        self._generator = torch.Generator(device=self.device)
+        if seed is None:
+            self._generator.seed()
+        else:
+            self._generator.manual_seed(int(seed))
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = self.policy(torch.from_numpy(observations)).double().numpy()
-        if not self.deterministic:
-            logits = logits + self._rng.gumbel(size=logits.shape)
-        logits[action_masks == 0] = -np.inf
-        return np.argmax(logits, axis=1).astype(np.int64)
+            obs = torch.from_numpy(observations).to(self.device)
+            masks = torch.from_numpy(action_masks).to(self.device)
+            actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
+        return actions.cpu().numpy().astype(np.int64)
 
 
 def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
@@ -268,12 +278,17 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
     version = data.get("version", 1)
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise ValueError(f"{path}: version={version!r} is not one this library reads ({READABLE_VERSIONS})")
-    config = check_policy_config(dict(data["config"]) if isinstance(data["config"], dict) else data["config"],
-                                 where=f"{path}: config")  # fmt: skip
+    raw = data["config"]
+    if isinstance(raw, dict) and version < 3 and raw.get("obs_size", V0_OBS_SIZE) == V0_OBS_SIZE:
+        raw = {**raw, "obs_size": OBS_SIZE}  # a v0-observation policy: its first layer is widened below
+    config = check_policy_config(dict(raw) if isinstance(raw, dict) else raw, where=f"{path}: config")
     state = data["state_dict"]
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
         raise ValueError(f"{path}: state_dict must map parameter names to tensors")
     expected = expected_shapes(config)
+    first = _first_layer(config)
+    if version < 3:
+        expected[first] = (expected[first][0], V0_OBS_SIZE)
     found = {name: tuple(t.shape) for name, t in state.items()}
     if found != expected:
         wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
@@ -283,9 +298,21 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
         )
     if not all(t.is_floating_point() and bool(torch.isfinite(t).all()) for t in state.values()):
         raise ValueError(f"{path}: state_dict holds non-finite or non-float weights")
+    if version < 3:
+        state = {**state, first: widen_first_layer(state[first])}
     policy = build_policy(config)
     policy.load_state_dict(state)
     return policy, config
+
+
+def _first_layer(config: dict[str, Any]) -> str:
+    """The state_dict key of the weights that read the observation."""
+    return "torso.0.weight" if config["arch"] == "cards" else "net.0.weight"
+
+
+def widen_first_layer(weight: torch.Tensor) -> torch.Tensor:
+    """A v0-observation first layer (out, 564) with zero weights for the blocks appended since (out, OBS_SIZE)."""
+    return torch.cat([weight, weight.new_zeros(weight.shape[0], OBS_SIZE - weight.shape[1])], dim=1)
 
 
 def load_checkpoint_agent(path: str | os.PathLike, seed: int | None = None) -> PolicyAgent:

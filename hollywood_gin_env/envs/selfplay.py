@@ -16,6 +16,7 @@ from hollywood_gin_env.engine import Engine, as_actions, as_players, illegal_act
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import deal_options
+from hollywood_gin_env.handstats import ended_hands
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
@@ -29,7 +30,7 @@ class SelfPlayVectorEnv:
 
     ## Steps
     `reset(seed=None, options=None) -> (obs, infos)`; `step(actions int[N]) -> (obs, rewards float32[N, 2],
-    terminations bool[N], truncations bool[N], infos)`. `obs` is {"observation": float32[N, 564],
+    terminations bool[N], truncations bool[N], infos)`. `obs` is {"observation": float32[N, 567],
     "action_mask": int8[N, 107]} of the player to act in each match (`infos["current_player"]`); the
     action of `step` is that player's. Illegal actions raise ValueError naming the value and the legal
     ones, state unchanged (sample with the mask); actions that are no integer array of shape (N,) raise
@@ -51,7 +52,11 @@ class SelfPlayVectorEnv:
     ## Information
     `current_player` int64[N] (to act in the returned obs), `acting_player` int64[N] (whose action was
     applied), `decision_step` int64[N, 2], `step` (the index of this step: steps count from 0 after
-    `reset`), `match_winner` int64[N] (the series winner where the match ended this step, else -1).
+    `reset`), `match_winner` int64[N] (the series winner where the match ended this step, else -1), and
+    the hand that the step ended, if any (a match's last hand included): `hand_over` bool[N], `hand_kind`
+    int64[N] (scoring.KIND_*, -1 where no hand ended), `hand_knocker` and `hand_winner` int64[N] (-1: none,
+    as in a dead hand), `hand_points` int64[N] (what the winner scored) and `hand_turns` int64[N] (its draws).
+    `hollywood_gin_env.handstats` turns these into the rates the trainer and the evaluator report.
     `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
     """
 
@@ -118,7 +123,7 @@ class SelfPlayVectorEnv:
         done_now = self.engine.done_now
         infos = {
             "acting_player": acting, "decision_step": self._decision_step.copy(), "step": self._step,
-            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1),
+            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1), **ended_hands(s),
         }  # fmt: skip
         if terminations.any():
             self._decision_step[terminations] = -1
@@ -136,6 +141,11 @@ class SelfPlayVectorEnv:
         mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
         encode_kernel(players, self._all, self.engine.arrays, self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """int64[N]: the player to act in each match (as `infos["current_player"]`)."""
+        return self._players.copy()
 
     @property
     def next_step(self) -> int:

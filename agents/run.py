@@ -1,0 +1,195 @@
+"""`TrainingRun`: the one owner of a training run's state.
+
+A run holds the config (checked once), the rules and the policy config (built once), the actor-critic and its
+optimizer, the opponent pool, the arena's matches and rollout buffers, the progress counters, every random stream
+and the device. `create(config)` makes one, `resume(path)` restores one from a `last.pt`, `save(path)` writes it
+atomically (`state_dict()` / `load_state_dict()` underneath). train.py is a flat loop over its steps:
+`start()` (the warm start), then per update `schedule`, `collect`, `learn`, and now and then `snapshot`,
+`evaluate` and `save`.
+
+Devices: the engine and the heuristics run on the CPU; the model, the snapshots, the sampling generator and every
+tensor of the learner live on `device`; a step's observations cross to it once, batched, and its sampled actions
+come back once.
+
+Random streams, all seeded from `train.seed`: the global torch stream (the network's initial weights), a numpy
+`Generator` (deals' order of opponents and seats, the warm start's teacher matches) and a torch `Generator` on the
+device (action samples, minibatch orders, the warm start's epochs).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.arena import Arena
+from agents.config import Config
+from agents.pool import OpponentPool
+from agents.ppo import ActorCritic, Batch, ppo_update
+from agents.rollout import RolloutStorage
+from agents.trainstate import TRAIN_KEY, Progress, capture_rng, load_training, policy_metadata, restore_rng
+from agents.warmstart import clone, collect_teacher
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
+from hollywood_gin_env.evaluate import play_pair, summarize_pair
+from hollywood_gin_env.observation import OBS_SIZE
+from hollywood_gin_env.state import NUM_ACTIONS
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device of a name ("cpu", "cuda", "cuda:1", ...); ValueError in one line if it is not usable."""
+    try:
+        device = torch.device(name)
+    except RuntimeError as error:
+        raise ValueError(f"--device {name!r} is not a torch device name ({error}); use cpu or cuda") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {name}: torch sees no CUDA device; use --device cpu")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device {name}: only cpu and cuda are supported")
+    return device
+
+
+class TrainingRun:
+    """Everything one training run is made of (module docstring). Make one with `create` or `resume`."""
+
+    def __init__(self, config: Config, device: torch.device | str = "cpu", commit: str = "unknown") -> None:
+        self.config = config
+        self.device = torch.device(device)
+        self.commit = commit
+        self.rules = config.make_rules()
+        seed = config.train.seed
+        torch.set_num_threads(config.train.torch_threads)
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)  # the initial weights: built on the CPU, so the same on every device
+        self.rng = np.random.default_rng(seed)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        self.model = ActorCritic(config.policy_config())
+        self.policy_config = self.model.policy_config  # checked once, by the model
+        self.model.to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
+        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device)
+        env = config.env
+        self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
+                           device=self.device)  # fmt: skip
+        self.storage = RolloutStorage(config.ppo.rollout_steps, env.num_envs, OBS_SIZE, NUM_ACTIONS)
+        self.progress = Progress()
+        self.started = False  # the warm start is done and the arena dealt
+
+    @classmethod
+    def create(cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown") -> TrainingRun:
+        """A new run of a checked config; `start()` runs its warm start and deals its matches."""
+        return cls(config, device, commit)
+
+    @classmethod
+    def resume(cls, path: str | os.PathLike, device: torch.device | str = "cpu",
+               commit: str = "unknown") -> TrainingRun:  # fmt: skip
+        """The run saved in a last.pt (or a run directory's last.pt), ready to continue exactly."""
+        config, saved = load_training(path)
+        run = cls(config, device, commit)
+        run.load_state_dict(saved)
+        return run
+
+    def start(self, log=None, show_progress: bool = False) -> None:
+        """The warm start (if configured), then fresh matches for PPO. log(epoch, stats) after each cloning epoch."""
+        w = self.config.warmstart
+        if w.teacher != "none" and w.decisions > 0:
+            self.progress.global_step = self._warm_start(log, show_progress)
+        self.arena.reset(seed=self.config.train.seed, rng=self.rng)
+        self.started = True
+
+    def _warm_start(self, log, show_progress: bool) -> int:
+        from tqdm import tqdm
+
+        w = self.config.warmstart
+        with tqdm(total=w.decisions, desc=f"warm start: {w.teacher} decisions", unit=" decisions", unit_scale=True,
+                  disable=not show_progress, dynamic_ncols=True, file=sys.stderr) as bar:  # fmt: skip
+            data = collect_teacher(self.config, self.rules, self.rng, progress=bar.update)
+        with tqdm(total=w.epochs, desc="warm start: cloning", unit=" epoch", disable=not show_progress,
+                  dynamic_ncols=True, file=sys.stderr) as bar:  # fmt: skip
+
+            def on_epoch(epoch: int, stats: dict[str, float]) -> None:
+                bar.update(1)
+                if log is not None:
+                    log(epoch, stats)
+
+            clone(self.model, data, self.config, self.generator, on_epoch, self.device)
+        return len(data["actions"])
+
+    def schedule(self, update: int) -> tuple[float, float]:
+        """Set the learning rate of `update` (1-based) on the optimizer; return (lr, entropy coefficient)."""
+        train, ppo = self.config.train, self.config.ppo
+        updates = train.updates
+        lr = train.lr * (1.0 - (update - 1) / updates) if train.anneal_lr else train.lr
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        frac = (update - 1) / max(updates - 1, 1)
+        return lr, ppo.ent_coef + (ppo.ent_coef_final - ppo.ent_coef) * frac
+
+    def collect(self) -> Batch:
+        """One rollout of every match against the pool, as a batch of the learner's decisions on the device."""
+        self.arena.clear_stats()
+        self.arena.collect(self.storage, self.model, self.generator, self.rng)
+        advantages = self.storage.advantages(self.config.ppo.gamma, self.config.ppo.gae_lambda)
+        return Batch.from_rollout(self.storage, advantages, self.device)
+
+    def learn(self, batch: Batch, ent_coef: float) -> dict[str, float]:
+        """PPO's epochs on a batch; the losses."""
+        losses = ppo_update(self.model, self.optimizer, batch, self.config.ppo, ent_coef, self.generator)
+        self.progress.global_step += len(batch)
+        return losses
+
+    def snapshot(self, update: int) -> bool:
+        """Freeze the policy into the pool if `update` is a snapshot update; True if it did."""
+        if update % self.config.selfplay.snapshot_every:
+            return False
+        self.pool.add(self.model.policy, update)
+        return True
+
+    def evaluate(self) -> dict[str, dict[str, Any]]:
+        """Duplicate-deal matches of the greedy policy against each eval opponent (hollywood_gin_env.evaluate)."""
+        agent = PolicyAgent(self.model.policy, deterministic=True, name="learner")
+        e = self.config.eval
+        try:
+            return {name: summarize_pair(play_pair(agent, load_agent(name), e.matches, seed=e.seed, rules=self.rules))
+                    for name in e.opponents}  # fmt: skip
+        finally:
+            self.model.train()
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, as checkpoint-safe data (the "train" key of last.pt)."""
+        return {"config": self.config.to_dict(), "progress": asdict(self.progress), "device": self.device.type,
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "pool": self.pool.state_dict(), "arena": self.arena.state_dict(),
+                "rng": capture_rng(self.rng, self.generator)}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Put back what `state_dict` returned (for a run of the same config)."""
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.pool.load_state_dict(state["pool"])
+        self.arena.load_state_dict(state["arena"])
+        self.progress = Progress(**state["progress"])
+        saved_device = state.get("device", "cpu")
+        if saved_device == self.device.type:
+            restore_rng(state["rng"], self.rng, self.generator)
+        else:  # a CPU generator's state does not fit a CUDA one: same run, but no longer bit-exact
+            restore_rng({**state["rng"], "generator": None}, self.rng, None)
+            self.generator.manual_seed(self.config.train.seed + self.progress.update)
+            print(f"resuming on {self.device.type} a run saved on {saved_device}: action samples reseeded",
+                  file=sys.stderr)  # fmt: skip
+        self.started = True
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write last.pt atomically: a policy checkpoint (load_agent plays it) with the run's state inside."""
+        save_checkpoint(path, self.model.policy, self.policy_config, **{TRAIN_KEY: self.state_dict()})
+
+    def save_policy(self, path: str | os.PathLike) -> None:
+        """Write the policy alone (best.pt, policy.pt) with what it records about how it was made."""
+        save_checkpoint(path, self.model.policy, self.policy_config,
+                        **policy_metadata(self.config, self.progress, self.commit))  # fmt: skip
