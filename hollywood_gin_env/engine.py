@@ -83,24 +83,46 @@ class Engine:
         read only where selected.
         """
         n = self.num_matches
-        selected = self._all if selected is None else np.asarray(selected, dtype=np.bool_)
+        selected = self._all if selected is None else self._per_match("selected", selected, np.bool_)
         reseed = np.zeros(n, dtype=np.bool_) if seeds is None else np.ones(n, dtype=np.bool_)
-        seeds = np.zeros(n, dtype=np.uint64) if seeds is None else np.asarray(seeds).astype(np.uint64)
-        dealers = np.full(n, -1, dtype=np.int64) if first_dealers is None else np.asarray(first_dealers, np.int64)
+        seeds = np.zeros(n, dtype=np.uint64) if seeds is None else self._per_match("seeds", seeds, np.uint64)
+        dealers = np.full(n, -1, dtype=np.int64)
+        if first_dealers is not None:
+            dealers = self._per_match("first_dealers", first_dealers, np.int64, (-1, 1))
         use_deck = np.zeros(n, dtype=np.bool_)
         if decks is not None:
-            decks = np.asarray(decks, dtype=np.int64)
+            decks = self._per_match("decks", decks, np.int64, (-1, NUM_CARDS - 1), (NUM_CARDS,))
             use_deck = (decks[:, 0] >= 0) & selected
+            shuffled = np.sort(decks[use_deck], axis=1) != np.arange(NUM_CARDS)
+            if shuffled.any():
+                raise ValueError(f"decks: row {int(np.flatnonzero(use_deck)[shuffled.any(axis=1)][0])} is neither "
+                                 "all 52 cards once nor a row of -1 (shuffle)")  # fmt: skip
             self.state.deck[use_deck] = decks[use_deck]
         with overflow_ok():
             new_match_kernel(selected, seeds, reseed, dealers, use_deck, self.arrays, self.params)
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """Apply one action per active match; see `illegal` for the matches whose action was refused."""
-        actions = np.asarray(actions, dtype=np.int64)
-        active = self._all if active is None else np.asarray(active, dtype=np.bool_)
+        actions = as_actions(actions, self.num_matches)
+        active = self._all if active is None else self._per_match("active", active, np.bool_)
         with overflow_ok():
             step_kernel(actions, active, self.params, self.arrays)
+
+    def _per_match(self, name: str, values: object, dtype: type, bounds: tuple[int, int] | None = None,
+                   row: tuple[int, ...] = ()) -> np.ndarray:  # fmt: skip
+        """values as a dtype array of shape (N, *row), checked: the kernels read one entry per match, unchecked."""
+        shape = (self.num_matches, *row)
+        if type(values) is np.ndarray and values.dtype == dtype and values.shape == shape and bounds is None:
+            return values  # what the envs pass on every step
+        array = np.asarray(values)
+        if array.shape != shape or array.dtype.kind not in ("b" if dtype is np.bool_ else "iu"):
+            raise ValueError(f"{name} must be a {np.dtype(dtype).name} array of shape {shape}, "
+                             f"got {array.dtype.name} of shape {array.shape}")  # fmt: skip
+        if dtype is np.uint64 and array.dtype.kind == "i" and (array < 0).any():
+            raise ValueError(f"{name} must be non-negative, got {array.min()}")
+        if bounds is not None and ((array < bounds[0]) | (array > bounds[1])).any():
+            raise ValueError(f"{name} must lie in {bounds[0]}..{bounds[1]}, got {array.min()}..{array.max()}")
+        return array.astype(dtype, copy=False)
 
     @property
     def legal_mask(self) -> np.ndarray:

@@ -64,8 +64,8 @@ def sample_legal_streams(masks: np.ndarray, selected: np.ndarray, rng: np.ndarra
 
 # --- Seeds: the one path from a user's seed to the engine's per-match streams -------------------------------
 
-#: Engine streams hold uint64 states: a seed is taken modulo 2**64.
-SEED_MASK = (1 << 64) - 1
+#: Engine streams hold uint64 states: seeds are integers in 0..SEED_MAX (larger ones are refused, not reduced).
+SEED_MAX = (1 << 64) - 1
 #: Root seeds drawn for an unseeded first reset lie in [0, ROOT_SEED_BOUND) (what Game logs and replays).
 ROOT_SEED_BOUND = 1 << 63
 
@@ -76,21 +76,32 @@ def draw_root_seed(np_random: np.random.Generator | None = None) -> int:
     return int(rng.integers(ROOT_SEED_BOUND))
 
 
+def check_seed(seed: object, name: str = "seed") -> int:
+    """seed as an int if it is an integer in 0..2**64-1 (bools, floats and strings are no seeds); else ValueError."""
+    if not _is_integer(seed) or not 0 <= int(seed) <= SEED_MAX:  # type: ignore[call-overload]
+        raise ValueError(f"{name}={seed!r} is not allowed: seeds are integers in 0..2**64-1")
+    return int(seed)  # type: ignore[call-overload]
+
+
 def match_seeds(seed: object, num_matches: int) -> np.ndarray:
     """One uint64 engine seed per match: seed + i for an integer seed (as SyncVectorEnv seeds its envs), or the
     integers of a list as given. Every front end (Game, the envs, PettingZoo) seeds through here, so one seed
-    deals the same cards everywhere. Seeds are non-negative integers (bools and floats are refused)."""
+    deals the same cards everywhere. Every match's seed lies in 0..2**64-1 (bools and floats are refused)."""
     if _is_integer(seed):
-        seeds = [int(seed) + i for i in range(num_matches)]  # type: ignore[call-overload]
+        first = check_seed(seed)
+        if first + num_matches - 1 > SEED_MAX:
+            raise ValueError(
+                f"seed={seed!r} is not allowed: match i is seeded with seed + i, and with {num_matches} "
+                f"matches the seeds must stay in 0..2**64-1 (seed at most {SEED_MAX - num_matches + 1})"
+            )
+        seeds = [first + i for i in range(num_matches)]
     else:
         values = np.asarray(seed, dtype=object).reshape(-1) if not isinstance(seed, (str, bytes, dict)) else None
         if values is None or len(values) != num_matches or not all(_is_integer(v) for v in values):
             one = "an integer" if num_matches == 1 else f"an integer or {num_matches} integers"
             raise ValueError(f"seed={seed!r} is not allowed: use {one}")
-        seeds = [int(v) for v in values]
-    if min(seeds) < 0:
-        raise ValueError(f"seed={seed!r} is not allowed: seeds are non-negative integers")
-    return np.array([s & SEED_MASK for s in seeds], dtype=np.uint64)
+        seeds = [check_seed(v, f"seed[{i}]") for i, v in enumerate(values)]
+    return np.array(seeds, dtype=np.uint64)
 
 
 def _is_integer(value: object) -> bool:

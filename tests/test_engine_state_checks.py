@@ -253,3 +253,42 @@ def test_observe_takes_integer_arrays_and_lists():
     b = env.observe(players.astype(np.int8).tolist())
     np.testing.assert_array_equal(a["observation"], b["observation"])
     assert (a["action_mask"].sum(axis=1) > 0).all()
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda e: e.step(np.zeros(N - 1, dtype=np.int64)), "shape"),
+        (lambda e: e.step(np.zeros(N, dtype=np.int64), np.ones(N - 2, dtype=bool)), "active"),
+        (lambda e: e.new_matches(selected=np.ones(1, dtype=bool)), "selected"),
+        (lambda e: e.new_matches(seeds=np.arange(2, dtype=np.uint64)), "seeds"),
+        (lambda e: e.new_matches(seeds=-np.ones(N, dtype=np.int64)), "seeds"),
+        (lambda e: e.new_matches(seeds=np.full(N, 0.5)), "seeds"),
+        (lambda e: e.new_matches(first_dealers=np.full(N, 7)), "first_dealers"),
+        (lambda e: e.new_matches(first_dealers=np.zeros(3, dtype=np.int64)), "first_dealers"),
+        (lambda e: e.new_matches(decks=np.full((N, 52), 10**6)), "decks"),
+        (lambda e: e.new_matches(decks=np.zeros((N, 52), dtype=np.int64)), "decks"),
+        (lambda e: e.new_matches(decks=np.zeros((1, 52), dtype=np.int64)), "decks"),
+    ],
+)
+def test_the_engine_refuses_per_match_arguments_of_the_wrong_shape_or_range(call, fragment):
+    """Engine (documented in docs/ENVIRONMENTS.md) hands these to its kernels, which read one entry per match."""
+    from hollywood_gin_env.engine import Engine
+
+    engine = Engine(N)
+    engine.new_matches(seeds=np.arange(N, dtype=np.uint64))
+    before = {k: v.copy() for k, v in engine.state._asdict().items()}
+    with pytest.raises(ValueError, match=fragment):
+        call(engine)
+    for key, array in engine.state._asdict().items():
+        np.testing.assert_array_equal(array, before[key], err_msg=key)
+
+
+def test_the_engine_still_takes_fixed_decks_and_shuffle_rows():
+    from hollywood_gin_env.engine import Engine
+
+    engine = Engine(2)
+    decks = np.stack([np.arange(52)[::-1], np.full(52, -1)])
+    engine.new_matches(seeds=np.array([1, 2], dtype=np.uint64), first_dealers=np.array([0, -1]), decks=decks)
+    np.testing.assert_array_equal(engine.state.deck[0], np.arange(52)[::-1])
+    assert sorted(engine.state.deck[1]) == list(range(52))

@@ -10,6 +10,7 @@ from hollywood_gin_env.agents.base import Agent, AgentProtocol, as_batch
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.sampling import check_seed
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
@@ -17,6 +18,8 @@ CHECKPOINT_PREFIX = "checkpoint:"
 
 def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert" or "checkpoint:PATH" (an agent passes through)."""
+    if seed is not None:
+        check_seed(seed)
     if not isinstance(spec, str):
         if isinstance(spec, AgentProtocol):
             return spec
