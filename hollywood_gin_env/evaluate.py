@@ -158,6 +158,18 @@ def _agent_names(pairs: Sequence[tuple[AgentSpec, AgentSpec]]) -> list[tuple[str
     return [(known[id(a)], known[id(b)]) for a, b in pairs]
 
 
+def _ray_runner(schedule: Schedule) -> Callable:
+    """`evaluate_ray.play_on_ray`, or a ValueError saying how to install Ray."""
+    try:
+        from hollywood_gin_env.evaluate_ray import play_on_ray  # imports ray
+    except ImportError as error:
+        if error.name != "ray":
+            raise
+        raise ValueError(f"workers={schedule.workers} needs Ray: python -m pip install -e '.[ray]' "
+                         "(workers=1 plays here, without it)") from None  # fmt: skip
+    return play_on_ray
+
+
 def evaluate_pairs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], num_matches: int, seed: int = 0,
                    rules: Rules | None = None, schedule: Schedule | None = None, progress: bool = False,
                    on_pair: Callable[[PairRecord], object] | None = None) -> list[PairRecord]:  # fmt: skip
@@ -187,9 +199,7 @@ def evaluate_pairs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], num_matches: in
         if schedule.workers == 1:
             _play_here(jobs, on_result, lambda done: bar.update(merged[0] + done - bar.n))
         else:
-            from hollywood_gin_env.evaluate_ray import play_on_ray  # imports ray
-
-            play_on_ray(jobs, schedule, on_result)
+            _ray_runner(schedule)(jobs, schedule, on_result)
     return records
 
 
@@ -246,9 +256,9 @@ def format_report(report: dict[str, Any]) -> str:
             f"{pct(p['gin_rate']):>12}{pct(p['knock_rate']):>12}{pct(p['undercut_rate']):>14}"
             f"{100 * p['dead_hand_rate']:>5.1f}%{p['turns_per_hand']:>6.1f}{illegal:>9}{p['seconds']:>6.0f}s"
         )
-    if report["ratings"]:  # an interrupted run reports its finished pairs only, without ratings
-        lines += ["", "rating (Bradley-Terry, Elo scale, mean 0)   95% interval"]
     name_width = max([20] + [len(r["agent"]) + 2 for r in report["ratings"]])
+    if report["ratings"]:  # an interrupted run reports its finished pairs only, without ratings
+        lines += ["", f"{'rating (Bradley-Terry, Elo scale, mean 0)':<{name_width + 10}}   95% interval"]
     for r in sorted(report["ratings"], key=lambda r: -r["rating"]):
         lines.append(f"  {r['agent']:<{name_width}}{r['rating']:>+8.0f}   [{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]")
     if any(sum(p["illegal_actions"]) for p in report["pairs"]):

@@ -172,3 +172,123 @@ def test_root_script_runs():
     out = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--agents", "greedy", "random", "--matches",
                           "4", "--no-progress"], capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
     assert "greedy vs random" in out.stdout
+
+
+# --- chunks: the same deals and totals however a pair is cut (issue 18 item 2, issue 20 items 6 and 10) ----------
+
+
+def deals_all_at_once(num_matches, seed):
+    """The evaluator's deals as it drew them before it played in chunks: every pair's seed, then every dealer."""
+    rng = np.random.default_rng(seed)
+    deal_seeds = rng.integers(0, 2**63, size=num_matches // 2, dtype=np.int64).astype(np.uint64)
+    dealers = rng.integers(0, 2, size=num_matches // 2, dtype=np.int64)
+    return np.repeat(deal_seeds, 2), np.repeat(dealers, 2)
+
+
+@pytest.mark.nojit
+@pytest.mark.parametrize("num_matches", [2, 6, 10, 400, 2002])
+@pytest.mark.parametrize("seed", [0, 5, 2**40 + 3])
+def test_any_slice_of_the_deals_equals_the_deals_drawn_all_at_once(num_matches, seed):
+    seeds, dealers = deals_all_at_once(num_matches, seed)
+    for start, stop in [(0, num_matches), (0, 2), (num_matches - 2, num_matches), (2, num_matches), (4, 10), (6, 12)]:
+        if not start < stop <= num_matches:
+            continue
+        got_seeds, got_dealers, seat_a = duplicate_deals(num_matches, seed, start, stop)
+        assert (got_seeds == seeds[start:stop]).all() and (got_dealers == dealers[start:stop]).all()
+        assert seat_a.tolist() == [0, 1] * ((stop - start) // 2)
+    with pytest.raises(ValueError, match=r"matches \[3, 8\) must be an even, non-empty slice"):
+        duplicate_deals(num_matches + 8, seed, 3, 8)
+
+
+def test_chunks_add_up_to_the_one_batch_totals():
+    """Deterministic agents: cutting the pair into chunks of 4 changes nothing but the time."""
+    from hollywood_gin_env.agents import ExpertAgent
+
+    whole = summarize_pair(play_pair(ExpertAgent(), GreedyAgent(), 24, seed=2, chunk_matches=1000))
+    chunked = summarize_pair(play_pair(ExpertAgent(), GreedyAgent(), 24, seed=2, chunk_matches=4))
+    whole.pop("seconds"), chunked.pop("seconds")
+    assert chunked == whole and whole["matches"] == 24 and whole["hands"] > 24
+
+
+def test_points_standard_error_from_totals_is_the_sample_formula():
+    from hollywood_gin_env.evaluate import points_standard_error
+
+    points = np.array([3, -7, 0, 25, -1, 4])
+    exact = points.std(ddof=1) / np.sqrt(len(points))
+    assert points_standard_error(int(points.sum()), int((points**2).sum()), len(points)) == pytest.approx(exact)
+    assert points_standard_error(5, 25, 1) == 0.0
+
+
+def test_the_table_stays_aligned_with_a_long_checkpoint_name():
+    long_name = "checkpoint:/home/someone/runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt"
+    agent = GreedyAgent()
+    agent.name = long_name
+    report = round_robin([agent, "random", "expert"], 4, seed=0, rules=Rules(game_target=30))
+    lines = format_report(report).splitlines()
+    table, ratings = lines[1:5], [line for line in lines if line.startswith("  ")]
+    assert len({len(line) for line in table}) == 1  # the header and every row end in the same column
+    columns = [line.index("]") for line in table[1:]]  # the first "]" closes the match-win column
+    assert len(set(columns)) == 1 and columns[0] == table[0].index("CI]") + 2
+    assert len({line.index("[") for line in ratings}) == 1 and len(ratings) == 3
+    assert lines[6].index("95% interval") == ratings[0].index("[")
+
+
+def test_schedule_refuses_bad_values_by_name():
+    from hollywood_gin_env.evaluate import Schedule
+
+    for kwargs, message in [({"workers": 0}, "workers=0"), ({"chunk_matches": 7}, "chunk_matches=7"),
+                            ({"chunk_timeout": float("nan")}, "chunk_timeout=nan"), ({"max_retries": -1}, "retries"),
+                            ({"ray_address": "1.2.3.4:6379"}, "needs workers of 2 or more")]:  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            Schedule(**kwargs)
+    with pytest.raises(SystemExit):
+        main(["--agents", "greedy", "random", "--matches", "4", "--ray-address", "1.2.3.4:6379"])
+
+
+def test_workers_without_ray_installed_say_how_to_install_it(monkeypatch):
+    from hollywood_gin_env.evaluate import Schedule, evaluate_pairs
+
+    monkeypatch.delitem(sys.modules, "hollywood_gin_env.evaluate_ray", raising=False)
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    with pytest.raises(ValueError, match=r"workers=2 needs Ray: python -m pip install -e '\.\[ray\]'"):
+        evaluate_pairs([("greedy", "random")], 4, schedule=Schedule(workers=2))
+
+
+def test_one_worker_never_imports_ray():
+    code = ("import sys; from hollywood_gin_env.evaluate import main; "
+            "code = main(['--agents', 'greedy', 'random', '--matches', '4', '--no-progress', '--workers', '1']); "
+            "print(code, 'ray' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.splitlines()[-1] == "0 False"
+
+
+MEMORY_PROBE = """
+import resource, sys, tracemalloc
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a regression fails fast, not by eating the machine
+import hollywood_gin_env.evaluate as evaluate
+evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--no-progress"])  # kernels loaded before measuring
+real_play_job = evaluate.play_job
+
+def play_first_chunk_only(*args, **kwargs):
+    real_play_job(*args, **kwargs)
+    raise KeyboardInterrupt  # stands in for the user stopping the run after the first chunk
+
+evaluate.play_job = play_first_chunk_only
+tracemalloc.start()
+code = evaluate.main(["--agents", "greedy", "random", "--matches", sys.argv[1], "--chunk-matches", "200",
+                      "--no-progress"])
+print(code, tracemalloc.get_traced_memory()[1])
+"""
+
+
+def test_memory_does_not_grow_with_the_number_of_matches():
+    """Issue 20 item 6: --matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
+    peaks = {}
+    for matches in ("400", "1000000000"):
+        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, matches], capture_output=True, text=True, cwd=ROOT,
+                             timeout=300)  # fmt: skip
+        code, peak = out.stdout.split()[-2:]
+        assert code == "130" and "interrupted: 0 of 1 pairs finished" in out.stderr, out.stderr
+        peaks[matches] = int(peak)
+    assert peaks["1000000000"] < 1.2 * peaks["400"] + (1 << 20), peaks
+    assert peaks["1000000000"] < 64 << 20, peaks
