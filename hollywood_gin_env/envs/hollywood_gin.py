@@ -1,4 +1,4 @@
-"""`HollywoodGinEnv`: the single-agent Gymnasium env ("HollywoodGin-v0"); an opponent plays the other seat."""
+"""`HollywoodGinEnv`: the single-agent Gymnasium env ("HollywoodGin-v1"); an opponent plays the other seat."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     `suit * 13 + rank` (hollywood_gin_env.cards). Only the actions of `action_mask` are legal.
 
     ## Observation Space
-    `Dict({"observation": Box(0, high, (564,), float32), "action_mask": Box(0, 1, (107,), int8)})`,
+    `Dict({"observation": Box(0, high, (567,), float32), "action_mask": Box(0, 1, (107,), int8)})`,
     from the learner's view only: its hand, the face-up card and the pile, the opponent's cards seen
     (taken from the pile), discarded or declined, the unseen cards, deadwood features, the phase and
     the Hollywood score sheet. `hollywood_gin_env.observation.OBS_LAYOUT` gives every block's offset.
@@ -75,7 +75,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ```python
     import gymnasium as gym
     import hollywood_gin_env
-    env = gym.make("HollywoodGin-v0", opponent="random", rules=hollywood_gin_env.Rules(),
+    env = gym.make("HollywoodGin-v1", opponent="random", rules=hollywood_gin_env.Rules(),
                    reward="hand", episode="match", learner_seat=None, illegal_action="end", render_mode=None)
     ```
     - `opponent`: "random" (built in, drawing from the env's seeded streams), a name that
@@ -93,7 +93,9 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     the first deal (RULES.md R3). Either option, or a seed, starts a new match.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version (564 observation features).
+    * v1: The observation gains the "take_effect" block (what taking the face-up card would do to the
+      hand, from the exact meld solver): 567 features.
     """
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 4}
@@ -144,7 +146,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponent until the learner is to act or the episode ends."""
         if not self._running and self._table.broken is None:  # else the table names the failure
-            raise gym.error.ResetNeeded("HollywoodGin-v0: the episode is over (or never started): call reset()")
+            raise gym.error.ResetNeeded("HollywoodGin-v1: the episode is over (or never started): call reset()")
         value = as_action(action)
         self._action[0] = min(max(value, -1), NUM_ACTIONS)  # out of range stays out of range (illegal) in int64
         self._table.step(self._action, passed=value)

@@ -1,4 +1,4 @@
-"""`HollywoodGinVectorEnv`: N matches of "HollywoodGin-v0" in one batched engine (a true `VectorEnv`)."""
+"""`HollywoodGinVectorEnv`: N matches of "HollywoodGin-v1" in one batched engine (a true `VectorEnv`)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from hollywood_gin_env.state import NUM_ACTIONS
 
 class HollywoodGinVectorEnv(VectorEnv):
     """
-    N independent "HollywoodGin-v0" episodes run by one batched engine: no Python loop over matches.
+    N independent "HollywoodGin-v1" episodes run by one batched engine: no Python loop over matches.
 
-    Made by `gymnasium.make_vec("HollywoodGin-v0", num_envs=N, vectorization_mode="vector_entry_point",
+    Made by `gymnasium.make_vec("HollywoodGin-v1", num_envs=N, vectorization_mode="vector_entry_point",
     **kwargs)`, with the arguments, spaces, rewards and episode ends of `HollywoodGinEnv` (see its
     docstring). The opponent is asked for the actions of all matches where it is to act at once.
 
@@ -44,7 +44,9 @@ class HollywoodGinVectorEnv(VectorEnv):
     mask). An illegal action ends its episode, so `illegal_action` shows in `infos["final_info"]`.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version (564 observation features).
+    * v1: The observation gains the "take_effect" block (what taking the face-up card would do to the
+      hand, from the exact meld solver): 567 features.
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4, "autoreset_mode": AutoresetMode.SAME_STEP}
