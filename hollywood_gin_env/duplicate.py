@@ -30,6 +30,7 @@ from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.engine import Engine, as_actions
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import check_seed
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
 from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_POINTS, R_TURNS, R_WINNER
 
@@ -110,7 +111,7 @@ def duplicate_deals(num_matches: int, seed: int, start: int = 0, stop: int | Non
     values `rng.integers(0, 2**63, P)` then `rng.integers(0, 2, P)` draw, as the evaluator did before it
     played in chunks, so earlier reports replay; any slice is computed without the rest (PCG64 `advance`).
     """
-    stop = num_matches if stop is None else stop
+    stop, seed = num_matches if stop is None else stop, check_seed(seed)
     if num_matches < 2 or num_matches % 2:
         raise ValueError(f"matches={num_matches} must be a positive even number (duplicate pairs)")
     if not (0 <= start < stop <= num_matches) or start % 2 or stop % 2:
