@@ -1,0 +1,85 @@
+"""The web server's matches: each a `Session` behind an unguessable id, and how new ones are made.
+
+An id is the only key to its match (`secrets.token_urlsafe`, 192 bits): a page that does not hold it can neither
+read nor move in that match. Each state of a match is numbered (`seq`); a move must name the state it was made
+on, so a replayed or stale request is refused instead of being played twice.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hollywood_gin_env.game import Game
+from hollywood_gin_env.session import Session, choose_seat
+
+MAX_MATCHES = 32  # matches kept in memory; the least recently used one goes first (its save file stays)
+ID_BYTES = 24
+ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}")
+
+
+@dataclass
+class Entry:
+    """A match and the number of its current state."""
+
+    session: Session
+    seq: int = 0
+
+
+class Matches:
+    """Matches by id; `create()` makes one with `make_session(n)` (n counts the matches made, from 0)."""
+
+    def __init__(self, make_session: Callable[[int], Session], limit: int = MAX_MATCHES) -> None:
+        self._make, self._limit, self._made = make_session, limit, 0
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+
+    def create(self) -> str:
+        """Make the next match, let the bot open it if it is to act, and return its new id."""
+        session = self._make(self._made)
+        self._made += 1
+        session.advance()
+        match_id = secrets.token_urlsafe(ID_BYTES)
+        self._entries[match_id] = Entry(session)
+        while len(self._entries) > self._limit:
+            self._entries.popitem(last=False)
+        return match_id
+
+    def get(self, match_id: str) -> Entry | None:
+        """The match with this id, or None (an id of the wrong form is never looked up)."""
+        if not isinstance(match_id, str) or not ID_PATTERN.fullmatch(match_id):
+            return None
+        entry = self._entries.get(match_id)
+        if entry is not None:
+            self._entries.move_to_end(match_id)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def numbered_path(path: str | None, n: int) -> str | None:
+    """The save file of the n-th match made: `path` itself for the first, then `stem-2.json`, `stem-3.json`..."""
+    if path is None or n == 0:
+        return path
+    stem, ext = os.path.splitext(path)
+    return f"{stem}-{n + 1}{ext or '.json'}"
+
+
+def session_maker(first: Session, seat: str) -> Callable[[int], Session]:
+    """Match 0 is `first`; each later one is a new match with its rules, opponent and save file numbered after it,
+    the seat chosen by `seat` ("0", "1", "random") and a seed drawn from the first's (so a seed fixes them all)."""
+
+    def make(n: int) -> Session:
+        if n == 0:
+            return first
+        seed = random.Random(f"{first.game.seed}:match {n}").getrandbits(63)
+        game = Game(first.game.rules, seed=seed)
+        return Session(game, choose_seat(seat, seed), first.opponent, numbered_path(first.save_path, n),
+                       hold_hand_ends=True)  # fmt: skip
+
+    return make
