@@ -43,7 +43,10 @@ def _worker_agent(spec: str, name: str, blob: bytes | None) -> AgentProtocol:
             path = os.path.join(folder, "checkpoint.pt")
             with open(path, "wb") as file:
                 file.write(blob)
-            agent = load_agent(CHECKPOINT_PREFIX + path)
+            try:
+                agent = load_agent(CHECKPOINT_PREFIX + path)
+            except ValueError as error:  # name the file the user gave, not this copy of it
+                raise ValueError(str(error).replace(path, spec.strip()[len(CHECKPOINT_PREFIX) :])) from None
     agent.name = name
     return agent
 
@@ -97,9 +100,8 @@ def _result(ref: ray.ObjectRef, job: ChunkJob, schedule: Schedule) -> PairRecord
         return ray.get(ref, timeout=schedule.chunk_timeout)
     except RayTaskError as error:
         cause = error.cause if isinstance(error.cause, BaseException) else error
-        first = str(cause).strip().splitlines()
-        raise EvaluationError(f"{job.describe()} failed: {type(cause).__name__}: {first[-1] if first else ''}"
-                              ) from None  # fmt: skip
+        lines = str(cause).strip().splitlines() or [""]
+        raise EvaluationError(f"{job.describe()} failed: {type(cause).__name__}: {lines[0]}") from None
     except GetTimeoutError:
         raise EvaluationError(f"{job.describe()}: no result within {schedule.chunk_timeout:g} s") from None
     except RayError as error:  # the worker or its node died more often than Ray may retry
