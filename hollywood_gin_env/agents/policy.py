@@ -30,6 +30,7 @@ only for "checkpoint:PATH" agents.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from typing import Any
@@ -52,6 +53,9 @@ V0_OBS_SIZE = 564  # the observation of checkpoint versions 1 and 2 (HollywoodGi
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("mlp", "cards")
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
+MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
+MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float32; the shipped policy has 0.2M)
+MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load reads them
 DEFAULT_CONFIG: dict[str, Any] = {
     "arch": "mlp",
     "obs_size": OBS_SIZE,
@@ -198,12 +202,18 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
     hidden = full["hidden_sizes"]
     if not isinstance(hidden, (list, tuple)) or not hidden or not all(_is_width(h) for h in hidden):
         raise ValueError(f"{where}: hidden_sizes={hidden!r} must be a non-empty list of ints in 1..{MAX_WIDTH}")
+    if len(hidden) > MAX_LAYERS:
+        raise ValueError(f"{where}: hidden_sizes has {len(hidden)} layers; a policy has at most {MAX_LAYERS} hidden "
+                         "layers")  # fmt: skip
     if not _is_width(full["card_channels"]):
         raise ValueError(f"{where}: card_channels={full['card_channels']!r} must be an int in 1..{MAX_WIDTH}")
     for key, expected in (("obs_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
         if full[key] != expected or isinstance(full[key], bool):
             raise ValueError(f"{where}: {key}={full[key]!r}, but this engine has {key}={expected}")
     full["hidden_sizes"] = [int(h) for h in hidden]
+    count = sum(math.prod(shape) for shape in expected_shapes(full).values())
+    if count > MAX_PARAMETERS:
+        raise ValueError(f"{where}: the network has {count:,} parameters; a policy has at most {MAX_PARAMETERS:,}")
     return full
 
 
@@ -259,6 +269,10 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise ValueError(f"checkpoint path {path} is a directory; give the .pt file inside it")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint file not found: {path}")
+    size = os.path.getsize(path)
+    if size > MAX_CHECKPOINT_BYTES:
+        raise ValueError(f"{path} is {size / 2**30:.1f} GiB; a checkpoint is at most {MAX_CHECKPOINT_BYTES / 2**30:g} "
+                         "GiB (refused unread)")  # fmt: skip
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types for corrupt or unsafe files
@@ -283,8 +297,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
         raw = {**raw, "obs_size": OBS_SIZE}  # a v0-observation policy: its first layer is widened below
     config = check_policy_config(dict(raw) if isinstance(raw, dict) else raw, where=f"{path}: config")
     state = data["state_dict"]
-    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise ValueError(f"{path}: state_dict must map parameter names to tensors")
+    check_state_tensors(state, str(path))
     expected = expected_shapes(config)
     first = _first_layer(config)
     if version < 3:
@@ -303,6 +316,33 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
     policy = build_policy(config)
     policy.load_state_dict(state)
     return policy, config
+
+
+def check_state_tensors(state: object, where: str) -> None:
+    """ValueError unless state maps names to dense contiguous tensors, each fitting its storage, none overlapping.
+
+    torch.load builds tensors of any shape and strides over the storages a file holds: one float expanded with
+    stride 0 has every shape, so shapes alone do not bound what reading the values costs.
+    """
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise ValueError(f"{where}: state_dict must map parameter names to tensors")
+    spans: dict[int, list[tuple[int, int, str]]] = {}
+    for name, t in state.items():
+        if t.layout != torch.strided or not t.is_contiguous():
+            raise ValueError(f"{where}: parameter {name!r} is not a dense contiguous tensor (shape {tuple(t.shape)}, "
+                             f"strides {t.stride()})")  # fmt: skip
+        storage, size = t.untyped_storage(), t.element_size()
+        start, end = t.storage_offset() * size, (t.storage_offset() + t.numel()) * size
+        if end > storage.nbytes():
+            raise ValueError(f"{where}: parameter {name!r} declares {t.numel()} values, but its storage holds "
+                             f"{storage.nbytes()} bytes")  # fmt: skip
+        if t.numel():
+            spans.setdefault(storage.data_ptr(), []).append((start, end, name))
+    for parts in spans.values():
+        parts.sort()
+        for (_, end, first), (start, _, second) in itertools.pairwise(parts):
+            if start < end:
+                raise ValueError(f"{where}: parameters {first!r} and {second!r} overlap in one storage")
 
 
 def _first_layer(config: dict[str, Any]) -> str:

@@ -1,0 +1,154 @@
+"""Issue 20, item 3: a small checkpoint cannot ask for a big allocation.
+
+Before, tensors with stride 0 (`torch.zeros(1).expand(...)`) matched every expected shape and the number of layers
+was unbounded, so an 8 KB file with `hidden_sizes = [8192] * 40` allocated 5-10 GB before failing with a bare
+RuntimeError. Now the config's layers and parameter count are bounded, every tensor must be dense, contiguous and
+fit its own storage, storages must not overlap, and files over 1 GiB are refused before `torch.load`; all of it
+before any network is built, each a one-line ValueError. Memory is measured in a child process (its peak RSS).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.policy import (  # noqa: E402
+    CHECKPOINT_VERSION,
+    MAX_CHECKPOINT_BYTES,
+    MAX_LAYERS,
+    MAX_PARAMETERS,
+    build_policy,
+    check_policy_config,
+    expected_shapes,
+    load_checkpoint,
+)
+
+#: A child that only fails to load a checkpoint must not grow its peak RSS by more than this.
+ALLOCATION_BOUND_MB = 150
+
+
+def hollow_checkpoint(path, hidden_sizes, arch="mlp"):
+    """A checkpoint whose every tensor is one float expanded (stride 0) to the shape the config expects."""
+    config = {"arch": arch, "hidden_sizes": hidden_sizes, "card_channels": 8}
+    full = {**config, "obs_size": 567, "num_actions": 107, "activation": "relu", "take_features": False,
+            "deterministic": True}  # fmt: skip
+    with torch.device("meta"):
+        shapes = {name: tuple(t.shape) for name, t in build_policy(full).state_dict().items()}
+    state = {name: torch.zeros(1).expand(shape) for name, shape in shapes.items()}
+    torch.save({"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config,
+                "state_dict": state}, path)  # fmt: skip
+    return path
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    from hollywood_gin_env.agents import load_agent
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        load_agent("checkpoint:" + sys.argv[1])
+        error = None
+    except ValueError as e:
+        error = str(e)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"error": error, "grew_mb": (after - before) / 1024}))
+    """
+)
+
+
+def load_in_child(path) -> dict:
+    """Load `path` with load_agent in a child whose address space is capped at 4 GiB (so a regression fails fast
+    instead of swapping): its ValueError message and how much its peak RSS grew."""
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+    child = subprocess.run([sys.executable, "-c", limit + CHILD, str(path)], capture_output=True, text=True,
+                           timeout=300)  # fmt: skip
+    assert child.returncode == 0, child.stderr[-2000:]
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "hidden_sizes, fragment",
+    [
+        ([8192] * 40, f"at most {MAX_LAYERS} hidden layers"),
+        ([8192] * 3, "parameters"),
+        ([256, 256], "stride|contiguous|storage"),
+    ],
+)
+def test_hollow_checkpoints_are_refused_before_any_allocation(tmp_path, hidden_sizes, fragment):
+    path = hollow_checkpoint(tmp_path / "hollow.pt", hidden_sizes)
+    assert os.path.getsize(path) < 64 * 1024
+    result = load_in_child(path)
+    assert result["error"] is not None and __import__("re").search(fragment, result["error"]), result
+    assert str(path) in result["error"]
+    assert result["grew_mb"] < ALLOCATION_BOUND_MB, result
+
+
+def test_the_card_policy_is_bounded_as_well(tmp_path):
+    path = hollow_checkpoint(tmp_path / "cards.pt", [8192] * 4, arch="cards")
+    with pytest.raises(ValueError, match="parameters"):
+        load_checkpoint(path)
+
+
+def test_config_bounds_name_the_limits():
+    with pytest.raises(ValueError, match=f"at most {MAX_LAYERS} hidden layers"):
+        check_policy_config({"hidden_sizes": [4] * (MAX_LAYERS + 1)})
+    with pytest.raises(ValueError, match=f"{MAX_PARAMETERS:,}"):
+        check_policy_config({"hidden_sizes": [8192, 8192]})
+    check_policy_config({"hidden_sizes": [4] * MAX_LAYERS})
+    full = check_policy_config({"hidden_sizes": [2048, 2048], "arch": "cards", "card_channels": 256})
+    assert sum(torch.Size(s).numel() for s in expected_shapes(full).values()) <= MAX_PARAMETERS
+
+
+def _good_state():
+    config = check_policy_config({"hidden_sizes": [16]})
+    return config, build_policy(config).state_dict()
+
+
+def _save(path, config, state):
+    torch.save({"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config,
+                "state_dict": state}, path)  # fmt: skip
+    return path
+
+
+def test_tensors_sharing_one_storage_are_refused(tmp_path):
+    config, state = _good_state()
+    weight = state["net.0.weight"]
+    flat = torch.zeros(weight.numel() + 8)
+    state["net.0.weight"] = flat[: weight.numel()].view(weight.shape)
+    state["net.0.bias"] = flat[4 : 4 + state["net.0.bias"].numel()]  # overlaps the weight's last elements
+    with pytest.raises(ValueError, match="overlap"):
+        load_checkpoint(_save(tmp_path / "shared.pt", config, state))
+
+
+def test_transposed_and_strided_views_are_refused(tmp_path):
+    config, state = _good_state()
+    weight = state["net.0.weight"]
+    state["net.0.weight"] = torch.zeros(weight.shape[1], weight.shape[0]).t()
+    with pytest.raises(ValueError, match="contiguous"):
+        load_checkpoint(_save(tmp_path / "t.pt", config, state))
+
+
+def test_views_into_a_larger_storage_that_fit_are_still_fine(tmp_path):
+    """Separate slices of one storage (what torch.save keeps of views) load: they fit and do not overlap."""
+    config, state = _good_state()
+    weight, bias = state["net.0.weight"], state["net.0.bias"]
+    flat = torch.cat([weight.reshape(-1), bias])
+    state["net.0.weight"], state["net.0.bias"] = flat[: weight.numel()].view(weight.shape), flat[weight.numel() :]
+    policy, _ = load_checkpoint(_save(tmp_path / "views.pt", config, state))
+    assert torch.equal(policy.state_dict()["net.0.bias"], bias)
+
+
+def test_files_over_the_size_bound_are_refused_before_reading(tmp_path):
+    path = tmp_path / "huge.pt"
+    with open(path, "wb") as f:
+        f.truncate(MAX_CHECKPOINT_BYTES + 1)  # sparse: nothing is written
+    with pytest.raises(ValueError, match="GiB"):
+        load_agent(f"checkpoint:{path}")
