@@ -24,6 +24,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from hollywood_gin_env.web.app import MAX_BODY, create_app  # noqa: E402
 from hollywood_gin_env.web.matches import Matches, session_maker  # noqa: E402
+from hollywood_gin_env.web.view import legal_moves  # noqa: E402
 
 E1_SEAT = str(1 - Game(seed=0, deck=E1_DECK).dealer)  # the human is E1's non-dealer, who knocks
 CARD = re.compile(r"\b(?:[A2-9TJQK]|10)[SHDC]\b")
@@ -33,7 +34,7 @@ KEYS = {
     "deadwood", "deadwood_total", "bot", "cards", "took", "pile", "face_up", "recent", "size", "stock", "moves",
     "legal", "action", "card", "gin", "sheet", "game", "points", "entered", "winner", "net", "rules", "knock_limit",
     "game_target", "num_games", "hand_end", "kind", "lines", "games", "spreads", "who", "role", "layoffs", "on",
-    "match_end", "line", "save", "path", "error", "message",
+    "match_end", "line", "save", "path", "error", "message", "drawn", "knocker",
 }  # fmt: skip
 
 
@@ -332,3 +333,58 @@ def test_matches_in_memory_are_bounded():
     ids = [new_match(client)[0] for _ in range(40)]
     assert len(matches) == 32 and client.get(f"/api/matches/{ids[0]}").status_code == 404
     assert client.get(f"/api/matches/{ids[-1]}").status_code == 200
+
+
+def simple_web_move(state: dict[str, Any]) -> dict[str, Any]:
+    """Pass the upcard, draw from the stock, discard what leaves least deadwood (never knock)."""
+    legal = state["legal"]
+    for action in ("next", "pass", "draw"):
+        if {"action": action} in legal:
+            return {"action": action}
+    return without_deadwood(min((m for m in legal if m["action"] == "discard"), key=lambda m: m["deadwood"]))
+
+
+def test_a_match_started_in_the_browser_goes_on_in_the_terminal_and_back(tmp_path):
+    """Web (saved after every move) -> the terminal program's session and parser on the same file -> web again:
+    each step starts from the file, and the file always replays to the table the page shows."""
+    import io
+
+    from rich.console import Console
+
+    import play
+
+    path = str(tmp_path / "match.json")
+    client, matches = server(seed=7, opponent="greedy", save=path)
+    match_id, state = new_match(client)
+    for _ in range(4):
+        state = click(client, match_id, {"seq": state["seq"], **simple_web_move(state)}).json()["state"]
+    assert state["save"] == {"path": path, "error": None}
+    web_events = matches.get(match_id).session.game.events
+    assert play.load_match(path)[0].events == web_events
+
+    session = play.first_session(play.parse_args(["--resume", path]), web=False)
+    terminal = play.Table(session, Console(file=io.StringIO(), width=200))
+    for _ in range(4):
+        session.advance()
+        assert terminal.command(terminal_command(session)) is True
+    session.advance()
+    assert len(session.game.events) > len(web_events)
+    assert play.load_match(path)[0].events == session.game.events
+
+    back = play.first_session(play.parse_args(["--resume", path]), web=True)
+    client = TestClient(create_app(Matches(session_maker(back, "random"))), base_url="http://127.0.0.1")
+    match_id, state = new_match(client)
+    assert state["hand"]["deadwood_total"] >= 0 and state["seq"] == 0
+    assert {c for g in state["hand"]["melds"] for c in g} | set(state["hand"]["deadwood"]) == {
+        card_name(c) for c in session.game.hand(session.human)
+    }
+    state = click(client, match_id, {"seq": 0, **simple_web_move(state)}).json()["state"]
+    saved = play.load_match(path)[0]
+    assert saved.events == back.game.events and len(saved.events) > len(session.game.events)
+    assert saved.events[: len(session.game.events)] == session.game.events
+
+
+def terminal_command(session: Session) -> str:
+    """The terminal's keystrokes for simple_web_move's choice."""
+    move = simple_web_move({"legal": legal_moves(session)})
+    return {"pass": "p", "draw": "d"}.get(move["action"]) or move["card"].lower()

@@ -29,6 +29,7 @@ def bind(host: str, port: int) -> socket.socket:
 def page_url(sock: socket.socket, match_id: str) -> str:
     """The URL of a match's page on this socket (the id after #, so it never reaches a server log)."""
     host, port = sock.getsockname()[:2]
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)  # every address: this machine's is one of them
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/#{match_id}"
 

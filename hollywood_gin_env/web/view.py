@@ -99,7 +99,9 @@ def hand_end(session: Session, index: int) -> dict[str, Any]:
     result = events[index]
     deal = next(e for e in reversed(events[:index]) if e["type"] == "deal")
     lines = hand_end_lines(events, index, game.rules, session.names, session.human)
-    out: dict[str, Any] = {"hand": deal["hand"], "kind": result["kind"], "lines": [line.plain for line in lines],
+    words = [line.plain for line in lines if not line.plain.startswith("  ")]  # the spreads go as cards instead
+    out: dict[str, Any] = {"hand": deal["hand"], "kind": result["kind"], "lines": words,
+                           "knocker": None if result["kind"] == "dead" else who(session, result["knocker"]),
                            "points": result["points"], "games": [g + 1 for g in result["credited_games"]],
                            "winner": None if result["kind"] == "dead" else who(session, result["winner"]),
                            "spreads": []}  # fmt: skip
@@ -133,6 +135,13 @@ def match_end(session: Session) -> dict[str, Any] | None:
             "line": turn_line(game, session.human, session.names).plain}  # fmt: skip
 
 
+def just_drawn(events: Sequence[dict[str, Any]], human: int) -> str | None:
+    """The card the human drew this turn (the last move of the hand was its draw), else None."""
+    moves = [e for e in events if e["type"] in ("pass", "draw", "discard", "knock")]
+    last = moves[-1] if moves else None
+    return card_name(last["card"]) if last and last["type"] == "draw" and last["player"] == human else None
+
+
 def table_view(session: Session, seq: int) -> dict[str, Any]:
     """Everything the page shows, from the human's seat only; `seq` numbers this state (a move must name it)."""
     game, human = session.game, session.human
@@ -144,7 +153,7 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
         "dealer": who(session, game.dealer), "phase": game.phase,
         "turn": None if game.done or held else who(session, game.current_player),
         "prompt": "The hand is over." if held else turn_line(game, human, session.names).plain,
-        "hand": arranged(game.hand(human)),
+        "hand": {**arranged(game.hand(human)), "drawn": just_drawn(events, human)},
         "bot": {"cards": len(game.hand(1 - human)), "took": names(by_rank(public_took(events, 1 - human)))},
         "pile": {"face_up": card_name(pile[-1]) if pile else None, "recent": names(pile[-RECENT_PILE:]),
                  "size": len(pile)},

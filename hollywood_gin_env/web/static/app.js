@@ -128,6 +128,10 @@ function handCard(name) {
   const slot = el("div", "slot");
   const card = cardFace(name, "button");
   const discard = legal("discard", name);
+  if (name === state.hand.drawn) {
+    card.classList.add("drawn");
+    slot.append(el("span", "drawn-tag", "drawn"));
+  }
   card.type = "button";
   card.dataset.action = "discard";
   card.dataset.card = name;
@@ -210,10 +214,14 @@ function showHandEnd() {
   const end = state.hand_end;
   $("hand-end").hidden = !end;
   if (!end) return;
-  const titles = { knock: "knocked", gin: "gin", undercut: "undercut", dead: "dead hand" };
+  const knocker = end.knocker === "you" ? "You" : "Bot";
+  const defender = end.knocker === "you" ? "Bot" : "you";
+  const titles = { knock: `${knocker} knocked`, gin: `${knocker} went gin`, undercut: `${knocker} knocked, and ` +
+                   `${defender === "you" ? "you undercut" : "Bot undercuts"}`, dead: "a dead hand" };
   $("hand-end-title").textContent = `Hand ${end.hand}: ${titles[end.kind]}`;
   $("spreads").replaceChildren(...end.spreads.map(spreadBlock));
-  $("hand-end-lines").replaceChildren(...end.lines.map((line) => el("li", "", line)));
+  // the last move, then the result: the score, games closed, the series
+  $("hand-end-lines").replaceChildren(...end.lines.map((line, i) => el("li", i ? "result" : "", line)));
   $("series").textContent = state.match_end ? state.match_end.line : "";
   $("next").hidden = Boolean(state.match_end);
   $("next").disabled = !legal("next");
@@ -241,6 +249,7 @@ function show() {
   $("prompt").textContent = state.prompt;
   $("prompt").className = `prompt ${state.turn === "you" ? "yours" : ""}`;
   $("moves").replaceChildren(...state.moves.map((line) => el("li", "", line)));
+  $("moves").scrollTop = $("moves").scrollHeight; // the newest move in view
   const save = state.save;
   $("save").textContent = save.error || (save.path ? `Saved after every move to ${save.path}` :
     "Not saved to a file (start with --save FILE to keep it).");

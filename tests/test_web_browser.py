@@ -1,0 +1,172 @@
+"""The real `python play.py --web` in a subprocess: the address it prints, the warning off 127.0.0.1, the browser it
+opens; and the page itself driven by clicks in headless Chromium (Debian's `chromium`, through Playwright).
+
+The browser test is skipped only when Chromium or Playwright is missing on a developer's machine; under CI
+(`CI=true`, or HOLLYWOOD_GIN_REQUIRE_BROWSER=1, both set by .ci/run) their absence fails it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_play import E1_DECK, FIRST_WAIT, ROOT
+from tests.test_web import E1_SEAT
+
+pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
+httpx = pytest.importorskip("httpx2", reason="httpx2 is in the test extra")
+
+URL = re.compile(r"Your match is at (http://\S+)")
+
+
+def start(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.Popen, str, list[str]]:
+    """play.py --web with args; (process, the page's URL, the lines printed before it)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "COLUMNS": "200", **(env or {})}
+    process = subprocess.Popen([sys.executable, str(ROOT / "play.py"), "--web", *args], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    lines: list[str] = []
+    for line in process.stdout:
+        lines.append(line.rstrip("\n"))
+        found = URL.search(line)
+        if found:
+            return process, found.group(1), lines
+    process.wait(timeout=FIRST_WAIT)
+    raise AssertionError(f"play.py --web printed no address: {lines}")
+
+
+def stop(process: subprocess.Popen) -> str:
+    """Ctrl-C the server; what it printed after the address. It must exit with status 0."""
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, rest
+    return rest
+
+
+def test_the_command_line_prints_the_address_opens_the_browser_and_warns_off_loopback(tmp_path):
+    """Default: 127.0.0.1, a free port, no warning, the browser ($BROWSER here) opened on the page; --host 0.0.0.0
+    --no-browser: a warning line, no browser. Both serve the page and the match the address names."""
+    opened = tmp_path / "opened.txt"
+    browser = f"{sys.executable} -c \"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])\" %s"
+    process, url, before = start(tmp_path, "--opponent", "random", "--seed", "1", env={"BROWSER": browser})
+    try:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/#[A-Za-z0-9_-]{32}", url) and not any(
+            "Warning" in b for b in before
+        )
+        page, match_id = url.split("#")
+        assert "Hollywood Gin" in httpx.get(page).text
+        assert httpx.get(f"{page}api/matches/{match_id}").json()["state"]["opponent"] == "random"
+    finally:
+        stop(process)
+    assert opened.read_text() == url
+    opened.unlink()
+    process, url, before = start(tmp_path, "--opponent", "random", "--host", "0.0.0.0", "--no-browser")
+    try:
+        assert any(line.startswith("Warning: listening on 0.0.0.0, not 127.0.0.1") for line in before), before
+        assert httpx.get(url.split("#")[0]).status_code == 200
+    finally:
+        stop(process)
+    assert not opened.exists()
+
+
+def chromium() -> str | None:
+    """Debian's chromium, or None (a skip locally, a failure under CI)."""
+    required = os.environ.get("CI") == "true" or os.environ.get("HOLLYWOOD_GIN_REQUIRE_BROWSER") == "1"
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        path = None
+    if path is None and required:
+        pytest.fail("CI needs chromium and playwright for the browser test: .ci/run installs them (apt-get install "
+                    "chromium; the test extra)")  # fmt: skip
+    if path is None:
+        pytest.skip("no chromium or playwright here: apt-get install -y chromium (CI installs it and fails without)")
+    return path
+
+
+def click(page, selector: str) -> None:
+    """Click an enabled move element and wait for the page to show the server's answer."""
+    with page.expect_response(lambda r: "/api/matches" in r.url and r.request.method == "POST"):
+        page.click(selector)
+
+
+def play_hand_by_clicks(page) -> int:
+    """Pass, draw, knock when the page offers it, else discard what leaves least deadwood; the clicks made."""
+    clicks = 0
+    while page.locator("#hand-end").is_hidden():
+        assert clicks < 200, "the hand did not end"
+        knocks = page.locator("[data-action=knock]")
+        if knocks.count():
+            click(page, f"[data-action=knock][data-card='{knocks.first.get_attribute('data-card')}']")
+        elif page.locator("[data-action=pass]:enabled").count():
+            click(page, "[data-action=pass]")
+        elif page.locator("[data-action=draw]:enabled").count():
+            click(page, "[data-action=draw]")
+        else:
+            cards = page.locator("[data-action=discard]:enabled")
+            best = min(range(cards.count()), key=lambda i: int(cards.nth(i).get_attribute("title").split()[-1]))
+            click(page, f"[data-action=discard][data-card='{cards.nth(best).get_attribute('data-card')}']")
+        clicks += 1
+    return clicks
+
+
+@pytest.mark.browser
+def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
+    """E1 by two clicks (take 2C, knock with 9D) ends the one-game match: the page shows both hands, the layoffs, the
+    score and the series result. Then a new match is played by clicks to the end of its first hand."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    process, url, _ = start(tmp_path, "--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT,
+                            "--deck", E1_DECK, "--rules", "num_games=1", "game_target=30")  # fmt: skip
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
+            assert page.locator("[data-action=discard]:enabled").count() == 0  # only legal moves are enabled
+            assert page.locator("#bot-hand .card").count() == 10 and page.locator("#bot-hand .face").count() == 0
+            click(page, "[data-action=take][data-card='2C']")
+            assert page.locator("[data-action=knock]").count() >= 1
+            assert "knock \u00b7 2" in page.locator("[data-action=knock][data-card='9D']").inner_text()
+            click(page, "[data-action=knock][data-card='9D']")
+            dialog = page.locator("#hand-end")
+            dialog.wait_for(state="visible")
+            text = dialog.inner_text()
+            assert "Knock: 38 \u2212 2 = 36 points to you, entered in game 1." in text
+            assert "Match over: You win the series" in text and "laid off" in text
+            assert dialog.locator(".spread").count() == 2 and dialog.locator(".spread .card").count() == 20
+            page.screenshot(path=str(tmp_path / "web-hand-end.png"))
+
+            click(page, "#again[data-action=new-match]")
+            page.wait_for_selector("#hand-end", state="hidden")
+            clicks = play_hand_by_clicks(page)
+            text = page.locator("#hand-end").inner_text()
+            assert clicks >= 1 and re.search(r"points to (you|Bot)|Dead hand", text), text
+            page.screenshot(path=str(tmp_path / "web-second-hand-end.png"))
+            assert not errors, errors
+            browser.close()
+    finally:
+        stop(process)
+    assert (tmp_path / "web-hand-end.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("ci", [{"CI": "true"}, {"HOLLYWOOD_GIN_REQUIRE_BROWSER": "1"}, {}])
+def test_a_missing_chromium_fails_under_ci_and_skips_elsewhere(monkeypatch, ci):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("HOLLYWOOD_GIN_REQUIRE_BROWSER", raising=False)
+    for key, value in ci.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match="chromium"):
+        chromium()
