@@ -27,9 +27,15 @@ __all__ = ["FILE_FORMAT", "Table", "default_opponent", "load_match", "main", "sa
 
 
 def default_opponent() -> str:
-    """The shipped checkpoint when it is there and torch is installed, else the expert heuristic."""
-    usable = os.path.isfile(CHECKPOINT) and importlib.util.find_spec("torch") is not None
-    return f"checkpoint:{CHECKPOINT}" if usable else "expert"
+    """The shipped checkpoint when it is there and torch is installed, else the expert heuristic (and one line why)."""
+    if not os.path.isfile(CHECKPOINT):
+        print(f"play.py: {CHECKPOINT} is not there: you play the expert heuristic", file=sys.stderr)
+        return "expert"
+    if importlib.util.find_spec("torch") is None:
+        print('play.py: torch is not installed, so the shipped bot cannot play: you play the expert heuristic '
+              '(python -m pip install torch==2.13.0 -e ".[torch]" for the bot)', file=sys.stderr)  # fmt: skip
+        return "expert"
+    return f"checkpoint:{CHECKPOINT}"
 
 
 def opening_line(session: Session) -> str:

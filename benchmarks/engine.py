@@ -2,6 +2,7 @@
 
     python benchmarks/engine.py            # a readable report
     python benchmarks/engine.py --json     # one JSON object
+    python benchmarks/engine.py --smoke    # a second or two: checks the benchmark runs (CI), figures not meant
 
 Pins itself to one core (os.sched_setaffinity) and sets NUMBA_NUM_THREADS=1 before numba loads.
 OpenSpiel (`pip install open_spiel`, the `bench` extra) is the reference: its
@@ -142,8 +143,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds per measurement (default 3)")
+    parser.add_argument("--smoke", action="store_true", help="a fraction of a second each (CI): figures not meant")
     args = parser.parse_args()
-    figures = measure(args.seconds)
+    figures = measure(0.05 if args.smoke else args.seconds)
     if args.json:
         print(json.dumps(figures))
         return

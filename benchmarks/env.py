@@ -107,7 +107,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds; each engine keeps its best")
     parser.add_argument("--num-envs", type=int, default=1024, help="matches in the VectorEnv")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--smoke", action="store_true", help="one short round on 64 matches (CI): figures not meant")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.rounds, args.num_envs = 0.05, 1, 64
     pin_one_core()
     runners = {"openspiel": openspiel_runner(), "vector": vector_runner(args.num_envs), "single": single_runner()}
     best = dict.fromkeys(runners, 0.0)

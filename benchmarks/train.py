@@ -1,12 +1,14 @@
 """Training throughput: this project's PPO loop against sb3-contrib's MaskablePPO, in the same process.
 
-    python benchmarks/train.py [--json] [--seconds 60] [--threads 2]
+    python benchmarks/train.py [--json] [--seconds 60] [--threads 2] [--device cpu|cuda] [--num-envs 256]
+    python benchmarks/train.py --smoke          # a few seconds: checks the benchmark runs (CI), figures not meant
 
-`ppo_steps_per_s`: learner decisions per second of the real training loop (train.py's rollout and PPO update on
-configs/default.toml's model and PPO settings; no warm start, no evaluation), from the run's own TensorBoard
-figures, with the split between rollout (env, opponents and the policy's forward passes) and update.
-`sb3_steps_per_s`: `MaskablePPO("MultiInputPolicy", gymnasium.make("HollywoodGin-v1"))` with its default settings,
-learning for about as long. Both use `--threads` torch threads (default: the machine's cores), set deliberately.
+`ppo_steps_per_s`: learner decisions per second of the real training loop (`agents.run.TrainingRun`'s collect and
+learn, configs/default.toml's model and PPO settings; no warm start, no evaluation), with the split of its time
+between the rollout (env, opponents and the policy's forward passes) and the PPO update. `sb3_steps_per_s_N`:
+`MaskablePPO("MultiInputPolicy", make_vec_env("HollywoodGin-v1", n_envs=N))` with its default hyperparameters, as
+its users run it, for N = 1 and 8. Both use `--threads` torch threads, set deliberately; the ratio is taken against
+8 environments.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,50 +24,66 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def ours(seconds: float, threads: int) -> dict[str, float]:
-    """Run train.py for about `seconds` of PPO updates; decisions/s and where the time went."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    import train
-
-    def run(updates: int, folder: str) -> dict[str, list[float]]:
-        train.main(["--config", str(ROOT / "configs/default.toml"), "--run-dir", folder, "--no-progress",
-                    "--set", "warmstart.teacher='none'", "--set", "eval.every=0", "--set", "eval.matches=2",
-                    "--set", f"train.updates={updates}", "--set", f"train.torch_threads={threads}"])  # fmt: skip
-        events = EventAccumulator(folder)
-        events.Reload()
-        tags = ("charts/SPS", "time/rollout_s", "time/forward_s", "time/update_s")
-        return {tag: [e.value for e in events.Scalars(tag)] for tag in tags}
-
-    with tempfile.TemporaryDirectory() as folder:
-        probe = run(2, os.path.join(folder, "probe"))  # warms the caches and sizes the real run
-        per_update = sum(probe["time/rollout_s"]) / 2 + sum(probe["time/update_s"]) / 2
-        figures = run(max(3, round(seconds / per_update)), os.path.join(folder, "run"))
-    rollout, forward, update = (sum(figures[f"time/{k}"][1:]) for k in ("rollout_s", "forward_s", "update_s"))
-    decisions = sum(s * (r + u) for s, r, u in zip(figures["charts/SPS"][1:], figures["time/rollout_s"][1:],
-                                                    figures["time/update_s"][1:], strict=True))  # fmt: skip
-    total = rollout + update
-    return {"ppo_steps_per_s": decisions / total, "ppo_seconds": total, "rollout_share": rollout / total,
-            "forward_share": forward / total, "env_and_opponents_share": (rollout - forward) / total,
-            "update_share": update / total}  # fmt: skip
+SB3_ENVS = (1, 8)
 
 
-def sb3(seconds: float) -> dict[str, float]:
-    """MaskablePPO's defaults on the single env, learning for about `seconds`."""
-    import gymnasium as gym
+def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool) -> dict[str, float]:
+    """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
+    from agents.config import load_config
+    from agents.run import TrainingRun, resolve_device
+
+    overrides = ["warmstart.teacher='none'", "warmstart.teacher_weights=[]", f"train.torch_threads={threads}"]
+    if num_envs:
+        overrides.append(f"env.num_envs={num_envs}")
+    if smoke:
+        overrides += ["env.num_envs=16", "ppo.rollout_steps=8", "ppo.minibatch_size=64"]
+    run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
+    run.start()
+    totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0}
+    update, started = 0, None
+    while True:
+        update += 1
+        _, ent_coef = run.schedule(update)
+        t0 = time.perf_counter()
+        batch = run.collect()
+        t1 = time.perf_counter()
+        run.learn(batch, ent_coef)
+        t2 = time.perf_counter()
+        if update == 1:  # warms the caches and the kernels; not counted
+            started = time.perf_counter()
+            continue
+        totals["rollout"] += t1 - t0
+        totals["forward"] += run.arena.forward_s
+        totals["update"] += t2 - t1
+        totals["decisions"] += len(batch)
+        if time.perf_counter() - started >= seconds:
+            break
+    total = totals["rollout"] + totals["update"]
+    return {"ppo_steps_per_s": totals["decisions"] / total, "ppo_seconds": total, "ppo_updates": update - 1,
+            "num_envs": run.config.env.num_envs, "rollout_share": totals["rollout"] / total,
+            "forward_share": totals["forward"] / total,
+            "env_and_opponents_share": (totals["rollout"] - totals["forward"]) / total,
+            "update_share": totals["update"] / total}  # fmt: skip
+
+
+def sb3(seconds: float, n_envs: int, smoke: bool) -> dict[str, float]:
+    """MaskablePPO's defaults on make_vec_env with n_envs environments, learning for about `seconds`."""
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
 
     import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
 
-    model = MaskablePPO("MultiInputPolicy", gym.make("HollywoodGin-v1"), seed=0, verbose=0)
-    model.learn(model.n_steps)  # warm-up: first compile of the env, first update
+    vec_env = make_vec_env("HollywoodGin-v1", n_envs=n_envs, seed=0)
+    kwargs = {"n_steps": 16, "batch_size": 16} if smoke else {}
+    model = MaskablePPO("MultiInputPolicy", vec_env, seed=0, verbose=0, device="cpu", **kwargs)
+    chunk = model.n_steps * n_envs
+    model.learn(chunk)  # warm-up: first compile of the env, first update
     steps, started = 0, time.perf_counter()
     while time.perf_counter() - started < seconds:
-        model.learn(model.n_steps, reset_num_timesteps=False)
-        steps += model.n_steps
+        model.learn(chunk, reset_num_timesteps=False)
+        steps += chunk
     elapsed = time.perf_counter() - started
-    return {"sb3_steps_per_s": steps / elapsed, "sb3_seconds": elapsed}
+    return {f"sb3_steps_per_s_{n_envs}": steps / elapsed, f"sb3_seconds_{n_envs}": elapsed}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,21 +92,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--seconds", type=float, default=60.0, help="seconds of training each (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads (default: %(default)s)")
+    parser.add_argument("--device", default="cpu", help="the learner's device, cpu or cuda (default: %(default)s)")
+    parser.add_argument("--num-envs", type=int, default=None, help="matches at once (default: the recipe's, 256)")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds on tiny sizes (CI): figures not meant")
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
-    result = {"threads": args.threads, **ours(args.seconds, args.threads), **sb3(args.seconds)}
-    result["ratio"] = result["ppo_steps_per_s"] / result["sb3_steps_per_s"]
+    seconds = 0.5 if args.smoke else args.seconds
+    result = {"threads": args.threads, "device": args.device,
+              **ours(seconds, args.threads, args.device, args.num_envs, args.smoke)}  # fmt: skip
+    for n in SB3_ENVS:
+        result.update(sb3(seconds, n, args.smoke))
+    result["ratio"] = result["ppo_steps_per_s"] / result[f"sb3_steps_per_s_{SB3_ENVS[-1]}"]
     if args.json:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}))
     else:
-        print(
-            f"this project's PPO: {result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}"
-            f", of which policy forward {result['forward_share']:.0%}; update {result['update_share']:.0%})"
-        )
-        print(f"sb3-contrib MaskablePPO: {result['sb3_steps_per_s']:,.0f} steps/s")
-        print(f"ratio: {result['ratio']:.1f}x (target >= 5)")
+        print(f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
+              f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
+              f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%})")  # fmt: skip
+        for n in SB3_ENVS:
+            print(f"sb3-contrib MaskablePPO, make_vec_env n_envs={n}: {result[f'sb3_steps_per_s_{n}']:,.0f} steps/s")
+        print(f"ratio against {SB3_ENVS[-1]} environments: {result['ratio']:.1f}x (target >= 6)")
     return 0
 
 

@@ -327,9 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads < 1:
         parser.error(f"--threads={args.threads} must be at least 1")
     if any(str(spec).lower().startswith("checkpoint:") for spec in args.agents):
-        import torch  # only checkpoint agents need it
-
-        torch.set_num_threads(args.threads)
+        try:
+            import torch  # only checkpoint agents need it
+        except ImportError:
+            pass  # load_agent names the extra to install, in one line
+        else:
+            torch.set_num_threads(args.threads)
     finished: list[dict[str, Any]] = []
     try:
         if args.json:

@@ -1,0 +1,30 @@
+"""Every script in benchmarks/ runs in its smoke mode (a few seconds) and prints its figures as JSON, so a change
+that breaks a benchmark fails the tests. The figures are not asserted: speed is what the full runs report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
+
+
+def test_there_are_benchmarks():
+    assert {p.name for p in SCRIPTS} >= {"engine.py", "env.py", "train.py"}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
+def test_benchmark_runs_in_smoke_mode(script):
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(script), "--smoke", "--json"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    numbers = [v for v in figures.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    assert numbers and all(v >= 0 for v in numbers), figures
