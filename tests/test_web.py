@@ -5,12 +5,15 @@ out-of-turn request is a 4xx with a clear message that leaves the match unchange
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.game import Game
@@ -388,3 +391,51 @@ def terminal_command(session: Session) -> str:
     """The terminal's keystrokes for simple_web_move's choice."""
     move = simple_web_move({"legal": legal_moves(session)})
     return {"pass": "p", "draw": "d"}.get(move["action"]) or move["card"].lower()
+
+
+def test_every_file_of_the_page_is_package_data():
+    """pyproject's package-data globs cover every file under web/static, so an install ships the whole page."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    static = root / "hollywood_gin_env" / "web" / "static"
+    files = [p.relative_to(static.parent).as_posix() for p in static.iterdir()]
+    assert files and all(any(fnmatch.fnmatch(f, g) for g in globs["hollywood_gin_env.web"]) for f in files), files
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+    | st.sampled_from(["take", "pass", "draw", "discard", "knock", "next", "2C", "9D", "7h", "10H", "d", "t"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["seq", "action", "card", "text"]),
+                                                                inner, max_size=4),
+    max_leaves=8,
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=JSON_VALUES, endpoint=st.sampled_from(["move", "command"]))
+def test_no_request_body_is_a_server_error_and_a_refused_one_changes_nothing(body, endpoint):
+    """Any JSON body at the two moving endpoints: never a 5xx; a 4xx carries a message and leaves the match as it
+    was; a 200 is a legal move (the state number advances)."""
+    client, matches = fuzz_server()
+    match_id = next(iter(matches._entries))
+    before = snapshot(client, match_id, matches)
+    raw = json.dumps(body)  # NaN and Infinity too, as a forged request may send them
+    headers = {"content-type": "application/json"}
+    response = client.post(f"/api/matches/{match_id}/{endpoint}", content=raw, headers=headers)
+    assert response.status_code < 500, (body, response.text)
+    if response.status_code >= 400:
+        assert response.json()["error"] and snapshot(client, match_id, matches) == before
+    elif endpoint == "move":
+        assert matches.get(match_id).seq == before[2] + 1
+
+
+@functools.cache
+def fuzz_server() -> tuple[TestClient, Matches]:
+    """One server for all the fuzzed requests (a legal one moves its match on, which the next examples meet)."""
+    client, matches = server(seed=0, seat=E1_SEAT, deck=E1_DECK, opponent="greedy")
+    new_match(client)
+    return client, matches
