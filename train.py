@@ -30,6 +30,7 @@ from tqdm import tqdm
 from agents.config import load_config, to_toml
 from agents.run import TrainingRun, resolve_device
 from agents.tblog import log_evaluation, log_hparams, log_scalars
+from agents.workers import WorkerError
 from hollywood_gin_env.atomic import atomic_write_text
 
 DEFAULT_CONFIG = "configs/default.toml"
@@ -48,6 +49,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stop-after", type=int, default=None, metavar="UPDATES",
                         help="save last.pt and stop after this many more updates (as Ctrl-C does)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
+                        help="train.workers > 1: join this Ray cluster (default: start Ray here)")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -92,13 +95,13 @@ def open_run(args: argparse.Namespace) -> tuple[TrainingRun, Path]:
             raise ValueError(f"--resume continues a run with its saved config and directory; drop {', '.join(given)}"
                              " (to change a setting, start a new run)")  # fmt: skip
         run_dir = Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or ".")
-        return TrainingRun.resume(args.resume, device, commit=git_commit()), run_dir
+        return TrainingRun.resume(args.resume, device, commit=git_commit(), ray_address=args.ray_address), run_dir
     config_path = args.config or DEFAULT_CONFIG
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
     config = load_config(config_path, args.set + seed_override)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     run_dir = Path(args.run_dir or f"runs/{Path(config_path).stem}-seed{config.train.seed}-{stamp}")
-    return TrainingRun.create(config, device, commit=git_commit()), run_dir
+    return TrainingRun.create(config, device, commit=git_commit(), ray_address=args.ray_address), run_dir
 
 
 def log_warm_start(writer: SummaryWriter, epochs: int):
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     interrupt = Interrupt()
     try:
         run, run_dir = open_run(args)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, WorkerError) as error:
         raise SystemExit(f"train.py: error: {error}") from None
     config, progress = run.config, run.progress
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -144,7 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     for update in range(progress.update + 1, stop_at + 1):
         lr, ent_coef = run.schedule(update)
         t0 = time.perf_counter()
-        batch = run.collect()
+        try:
+            batch = run.collect()
+        except WorkerError as error:  # last.pt stays as last saved
+            raise SystemExit(f"train.py: error: {error}; resume with: python train.py --resume {run_dir}") from None
         t1 = time.perf_counter()
         losses = run.learn(batch, ent_coef)
         t2 = time.perf_counter()

@@ -39,6 +39,9 @@ class TrainConfig:
     max_minutes: float = field(default=0.0, metadata=_allowed(0.0))
     """wall-time cap of the whole run, warm start included (0: none): the first update past it is the last one,
     evaluated and saved as if `updates` had been reached (a safety net; size `updates` to finish before it)"""
+    workers: int = field(default=1, metadata=_allowed(1, 256))
+    """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray
+    actors of one CPU each (agents/workers.py, docs/SCALING.md), the learner updates here"""
 
 
 @dataclass
@@ -269,6 +272,9 @@ def _check_across(config: Config) -> None:
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
         raise ValueError(f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
                          f"in order) with teacher = \"expert\", or none")  # fmt: skip
+    if config.train.workers > config.env.num_envs:
+        raise ValueError(f"train.workers={config.train.workers} is more than env.num_envs={config.env.num_envs}: "
+                         "each rollout worker needs at least one match")  # fmt: skip
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
 

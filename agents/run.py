@@ -5,7 +5,8 @@ optimizer, the opponent pool, the arena's matches and rollout buffers, the progr
 and the device. `create(config)` makes one, `resume(path)` restores one from a `last.pt`, `save(path)` writes it
 atomically (`state_dict()` / `load_state_dict()` underneath). train.py is a flat loop over its steps:
 `start()` (the warm start), then per update `schedule`, `collect`, `learn`, and now and then `snapshot`,
-`evaluate` and `save`.
+`evaluate` and `save`. With `train.workers = K > 1` the arena is an `agents.workers.RemoteArena`: the matches,
+their opponents and streams live on K Ray actors, `collect` gathers their rows and `state_dict` saves theirs too.
 
 Devices: the engine and the heuristics run on the CPU; the model, the snapshots, the sampling generator and every
 tensor of the learner live on `device`; a step's observations cross to it once, batched, and its sampled actions
@@ -57,7 +58,11 @@ def resolve_device(name: str) -> torch.device:
 class TrainingRun:
     """Everything one training run is made of (module docstring). Make one with `create` or `resume`."""
 
-    def __init__(self, config: Config, device: torch.device | str = "cpu", commit: str = "unknown") -> None:
+    def __init__(self, config: Config, device: torch.device | str = "cpu", commit: str = "unknown",
+                 ray_address: str | None = None) -> None:  # fmt: skip
+        if ray_address and config.train.workers == 1:
+            raise ValueError(f"--ray-address {ray_address}: train.workers is 1 (every match in this process); "
+                             "set train.workers=K > 1 to train with Ray workers")  # fmt: skip
         self.config = config
         self.device = torch.device(device)
         self.commit = commit
@@ -75,23 +80,29 @@ class TrainingRun:
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device)
         env = config.env
-        self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
-                           device=self.device)  # fmt: skip
-        self.storage = RolloutStorage(config.ppo.rollout_steps, env.num_envs, OBS_SIZE, NUM_ACTIONS)
+        if config.train.workers > 1:  # the matches live on Ray actors (agents/workers.py); only then is Ray imported
+            from agents.workers import RemoteArena
+
+            self.arena = RemoteArena(config, self.pool, ray_address)
+        else:
+            self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
+                               device=self.device)  # fmt: skip
+            self.storage = RolloutStorage(config.ppo.rollout_steps, env.num_envs, OBS_SIZE, NUM_ACTIONS)
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
 
     @classmethod
-    def create(cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown") -> TrainingRun:
+    def create(cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown",
+               ray_address: str | None = None) -> TrainingRun:  # fmt: skip
         """A new run of a checked config; `start()` runs its warm start and deals its matches."""
-        return cls(config, device, commit)
+        return cls(config, device, commit, ray_address)
 
     @classmethod
-    def resume(cls, path: str | os.PathLike, device: torch.device | str = "cpu",
-               commit: str = "unknown") -> TrainingRun:  # fmt: skip
+    def resume(cls, path: str | os.PathLike, device: torch.device | str = "cpu", commit: str = "unknown",
+               ray_address: str | None = None) -> TrainingRun:  # fmt: skip
         """The run saved in a last.pt (or a run directory's last.pt), ready to continue exactly."""
         config, saved = load_training(path)
-        run = cls(config, device, commit)
+        run = cls(config, device, commit, ray_address)
         run.load_state_dict(saved)
         return run
 
@@ -133,6 +144,8 @@ class TrainingRun:
 
     def collect(self) -> Batch:
         """One rollout of every match against the pool, as a batch of the learner's decisions on the device."""
+        if self.config.train.workers > 1:
+            return self.arena.collect(self.model, self.device)
         self.arena.clear_stats()
         self.arena.collect(self.storage, self.model, self.generator, self.rng)
         advantages = self.storage.advantages(self.config.ppo.gamma, self.config.ppo.gae_lambda)
@@ -149,6 +162,8 @@ class TrainingRun:
         if update % self.config.selfplay.snapshot_every:
             return False
         self.pool.add(self.model.policy, update)
+        if self.config.train.workers > 1:
+            self.arena.add_snapshot(update)  # the workers freeze the same weights when they next receive them
         return True
 
     def evaluate(self) -> dict[str, dict[str, Any]]:
@@ -188,6 +203,11 @@ class TrainingRun:
     def save(self, path: str | os.PathLike) -> None:
         """Write last.pt atomically: a policy checkpoint (load_agent plays it) with the run's state inside."""
         save_checkpoint(path, self.model.policy, self.policy_config, **{TRAIN_KEY: self.state_dict()})
+
+    def close(self) -> None:
+        """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""
+        if self.config.train.workers > 1:
+            self.arena.close()
 
     def save_policy(self, path: str | os.PathLike) -> None:
         """Write the policy alone (best.pt, policy.pt) with what it records about how it was made."""

@@ -1,0 +1,246 @@
+"""Rollout workers on Ray (`train.workers = K > 1`): K actors collect each update's rollout; the learner learns.
+
+`RemoteArena` takes the place of the run's in-process `Arena`: the `env.num_envs` matches are split into K
+contiguous shares (worker k gets `num_envs // K` matches, one more for k < `num_envs % K`), and worker k's match j
+is the run's match `first_k + j`, dealt with seed `train.seed + first_k + j`, so the first deals are those of a
+one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one torch thread) holds an `Arena` on the
+CPU, its own `OpponentPool` (the heuristics and a copy of every snapshot), a CPU copy of the `ActorCritic` and its
+own random streams.
+
+Seed rule of worker k (0-based) of a run with seed s: `sequence = numpy.random.SeedSequence([s, k])`; its numpy
+`Generator` (opponents and seats of new matches) is `numpy.random.default_rng(sequence)`, its torch `Generator`
+(action samples of the learner and of the snapshots) is seeded with `int(sequence.generate_state(1, uint64)[0])`.
+
+Each update (synchronous PPO): the learner puts its weights in Ray's object store once; every worker loads them,
+plays `ppo.rollout_steps` steps, computes GAE locally (bootstrapping with its copy) and returns only the learner's
+valid rows (obs, masks, actions, log-probabilities, values, advantages), its hand counts and its matches' results
+against snapshots. The learner concatenates the rows in worker order into one `Batch` on its device. The learner's
+pool is the one record of results against snapshots: it adds every worker's new results and sends the totals with
+the next weights, so every worker draws snapshots with the same priorities. A snapshot is the policy after an
+update, which is exactly the weights of the next rollout: they travel once, with it.
+
+Faults: every wait on a worker has a timeout (`timeout`, seconds) and a late, dead or failing worker stops the run
+with a `WorkerError` naming it; the run's last.pt stays as last saved (train.py saves before every evaluation),
+so `--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a one-worker run
+never does.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.arena import Arena
+from agents.config import Config, config_from_dict
+from agents.pool import OpponentPool
+from agents.ppo import ActorCritic, Batch
+from agents.rollout import RolloutStorage
+from hollywood_gin_env.handstats import HandCounts
+from hollywood_gin_env.observation import OBS_SIZE
+from hollywood_gin_env.state import NUM_ACTIONS
+
+ROWS = ("obs", "masks", "actions", "logprobs", "values", "advantages")
+DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
+
+
+class WorkerError(RuntimeError):
+    """A rollout worker died, failed or did not answer in time; the message names it."""
+
+
+def shares(num_envs: int, workers: int) -> list[tuple[int, int]]:
+    """(first match, number of matches) of each worker (module docstring)."""
+    base, extra = divmod(num_envs, workers)
+    sizes = [base + (k < extra) for k in range(workers)]
+    firsts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+    return [(int(first), size) for first, size in zip(firsts, sizes, strict=True)]
+
+
+def worker_streams(seed: int, index: int) -> tuple[np.random.Generator, torch.Generator]:
+    """Worker `index`'s numpy and torch generators, derived from the run's seed (module docstring's rule)."""
+    sequence = np.random.SeedSequence([seed, index])
+    torch_seed = int(sequence.generate_state(1, np.uint64)[0])
+    return np.random.default_rng(sequence), torch.Generator().manual_seed(torch_seed)
+
+
+class RolloutWorker:
+    """One worker's matches, opponents, policy copy and streams; a Ray actor in a run, a plain object in tests."""
+
+    def __init__(self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int) -> None:
+        torch.set_num_threads(1)  # one CPU per actor
+        config = config_from_dict(config_data)
+        self.config, self.index, self.first_match = config, index, first_match
+        self.model = ActorCritic(config.policy_config())
+        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
+        env = config.env
+        self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode)
+        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, OBS_SIZE, NUM_ACTIONS)
+        self.rng, self.generator = worker_streams(config.train.seed, index)
+
+    def reset(self) -> None:
+        """Deal this worker's share of the run's first matches and draw their opponents and seats."""
+        self.arena.reset(seed=self.config.train.seed + self.first_match, rng=self.rng)
+
+    def collect(self, weights: dict[str, torch.Tensor], wins: np.ndarray, played: np.ndarray,
+                snapshot_update: int | None) -> dict[str, Any]:  # fmt: skip
+        """One rollout with these weights (first frozen into the pool as `snapshot_update`'s snapshot, if given)."""
+        started = time.perf_counter()
+        self.model.load_state_dict(weights)
+        if snapshot_update is not None:
+            self.pool.add(self.model.policy, snapshot_update)
+        self.pool.wins[:], self.pool.played[:] = wins, played
+        self.arena.clear_stats()
+        self.arena.collect(self.storage, self.model, self.generator, self.rng)
+        ppo = self.config.ppo
+        advantages = self.storage.advantages(ppo.gamma, ppo.gae_lambda)
+        valid = self.storage.valid
+        arrays = {name: getattr(self.storage, name) for name in ROWS[:-1]} | {"advantages": advantages}
+        rows = {name: np.ascontiguousarray(array[valid]) for name, array in arrays.items()}
+        return {**rows, "hands": self.arena.stats, "matches": self.arena.matches,
+                "new_wins": self.pool.wins - wins, "new_played": self.pool.played - played,
+                "forward_s": self.arena.forward_s, "seconds": time.perf_counter() - started}  # fmt: skip
+
+    def state_dict(self) -> dict[str, Any]:
+        """This worker's matches and random streams (its pool is the learner's, saved by the run)."""
+        return {"arena": self.arena.state_dict(), "numpy": self.rng.bit_generator.state,
+                "generator": self.generator.get_state()}  # fmt: skip
+
+    def load_state_dict(self, state: dict[str, Any], pool_state: dict[str, Any]) -> None:
+        """Put back what `state_dict` returned, and the learner's pool."""
+        self.pool.load_state_dict(pool_state)
+        self.arena.load_state_dict(state["arena"])
+        self.rng.bit_generator.state = state["numpy"]
+        self.generator.set_state(state["generator"])
+
+    def pid(self) -> int:
+        """The worker's process id (tests find and kill it)."""
+        import os
+
+        return os.getpid()
+
+
+def _start_ray(address: str | None) -> bool:
+    """Join the cluster at `address`, or start a local Ray with the machine's cores; True if this call started it."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    options = {"address": address} if address else {}
+    try:
+        ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        where = f"join the Ray cluster at {address}" if address else "start a local Ray"
+        raise WorkerError(f"cannot {where}: {str(error).splitlines()[0] if str(error) else error!r}") from None
+    return True
+
+
+class RemoteArena:
+    """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
+
+    def __init__(self, config: Config, pool: OpponentPool, ray_address: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:  # fmt: skip
+        import ray
+
+        self.config, self.pool, self.timeout = config, pool, timeout
+        self.workers_count = config.train.workers
+        self.started_ray = _start_ray(ray_address)
+        actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+        data = config.to_dict()
+        self.workers = [actor.remote(data, k, first, size)
+                        for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))]  # fmt: skip
+        self.stats = HandCounts()
+        self.matches = 0
+        self.forward_s = 0.0  # the slowest worker's time in the learner's forward passes, last rollout
+        self.snapshot_pending: int | None = None  # the update whose snapshot travels with the next weights
+
+    def _name(self, k: int) -> str:
+        return f"rollout worker {k} of {self.workers_count}"
+
+    def _get(self, refs: list, what: str) -> list:
+        """ray.get of one call per worker, each within the timeout; a WorkerError naming the first that fails."""
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+        deadline = time.monotonic() + self.timeout
+        results = []
+        for k, ref in enumerate(refs):
+            try:
+                results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+            except GetTimeoutError:
+                raise WorkerError(f"{self._name(k)}: no answer to {what} within {self.timeout:g} s") from None
+            except RayTaskError as error:
+                cause = error.cause if isinstance(error.cause, BaseException) else error
+                line = (str(cause).strip().splitlines() or [""])[0]
+                raise WorkerError(f"{self._name(k)} failed in {what}: {type(cause).__name__}: {line}") from None
+            except RayActorError as error:
+                raise WorkerError(f"{self._name(k)} died during {what} ({type(error).__name__}); "
+                                  "the run stops") from None  # fmt: skip
+        return results
+
+    def reset(self, seed: int, rng: np.random.Generator) -> None:
+        """Deal every worker's first matches (each with its own stream; `seed` and `rng` are the one-worker API's)."""
+        self._get([w.reset.remote() for w in self.workers], "reset")
+
+    def add_snapshot(self, update: int) -> None:
+        """Send the learner's next weights to the workers as snapshot `update` too."""
+        self.snapshot_pending = update
+
+    def collect(self, model: ActorCritic, device: torch.device) -> Batch:
+        """Every worker's rollout with the model's weights, concatenated in worker order on `device`."""
+        import ray
+
+        weights = ray.put({name: tensor.detach().cpu() for name, tensor in model.state_dict().items()})
+        wins, played = self.pool.wins.copy(), self.pool.played.copy()
+        refs = [w.collect.remote(weights, wins, played, self.snapshot_pending) for w in self.workers]
+        results = self._get(refs, "collect")
+        self.snapshot_pending = None
+        self.stats, self.matches = HandCounts(), 0
+        for result in results:
+            self.stats.merge(result["hands"])
+            self.matches += result["matches"]
+            self.pool.wins += result["new_wins"]
+            self.pool.played += result["new_played"]
+        self.forward_s = max(result["forward_s"] for result in results)
+        self.worker_seconds = [result["seconds"] for result in results]
+        rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(device) for name in ROWS}
+        return Batch(**rows, returns=rows["advantages"] + rows["values"])
+
+    def hand_summary(self) -> dict[str, float]:
+        """The rates of the last rollout's hands (handstats' definitions), their number and matches."""
+        return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
+
+    def clear_stats(self) -> None:
+        """Start counting hands and matches afresh."""
+        self.stats, self.matches = HandCounts(), 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every worker's matches and streams, in worker order."""
+        return {"workers": self._get([w.state_dict.remote() for w in self.workers], "state_dict")}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore every worker (after the run's pool); the saved worker count must be this run's."""
+        saved = state.get("workers") if isinstance(state, dict) else None
+        if not isinstance(saved, list) or len(saved) != self.workers_count:
+            count = len(saved) if isinstance(saved, list) else "no"
+            raise ValueError(f"the saved run has {count} rollout workers' states; train.workers = "
+                             f"{self.workers_count} needs one per worker")  # fmt: skip
+        pool_state = self.pool.state_dict()
+        self._get([w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
+                  "load_state_dict")  # fmt: skip
+
+    def pids(self) -> list[int]:
+        """The workers' process ids."""
+        return self._get([w.pid.remote() for w in self.workers], "pid")
+
+    def close(self) -> None:
+        """Stop the workers (and a Ray this arena started)."""
+        import ray
+
+        for worker in self.workers:
+            ray.kill(worker)
+        self.workers = []
+        if self.started_ray:
+            ray.shutdown()
