@@ -11,6 +11,7 @@ import numpy as np
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.bits import count_bits
 from hollywood_gin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hollywood_gin_env.melds import MAX_HAND_CARDS
 from hollywood_gin_env.observation import (
     DW_AFTER_SCALE,
     O_DW_AFTER,
@@ -139,3 +140,14 @@ def neighbours_in(card: int, mask: int) -> int:
         if 0 <= r < NUM_RANKS and (mask >> (suit * NUM_RANKS + r)) & 1:
             count += 1
     return count
+
+
+def check_hand_sizes(observations: np.ndarray) -> None:
+    """ValueError for a row whose hand plane holds more than 11 cards: no position has one, and the meld solver's
+    set enumeration on such a "hand" grows as 5^ranks (minutes for a whole deck), so the heuristics refuse it."""
+    held = (observations[:, O_HAND : O_HAND + NUM_CARDS] > 0.5).sum(axis=1)
+    rows = np.flatnonzero(held > MAX_HAND_CARDS)
+    if rows.size:
+        i = int(rows[0])
+        raise ValueError(f"observation row {i}: its hand plane holds {held[i]} cards, but a hand holds at most "
+                         f"{MAX_HAND_CARDS}; pass observations made by this package's encoder")  # fmt: skip

@@ -30,6 +30,7 @@ from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
     card_masks,
     card_value,
+    check_hand_sizes,
     dw_after,
     face_up_card,
     first_legal,
@@ -237,6 +238,7 @@ class ExpertAgent(Agent):
             raise ValueError(f"weights must have shape ({NUM_WEIGHTS},), got {self.weights.shape}")
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        check_hand_sizes(observations)
         out = np.zeros(observations.shape[0], dtype=np.int64)
         expert_kernel(observations, action_masks, self.weights, out)
         return out

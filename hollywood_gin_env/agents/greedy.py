@@ -14,6 +14,7 @@ import numpy as np
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
     card_value,
+    check_hand_sizes,
     dw_after,
     face_up_card,
     first_legal,
@@ -94,6 +95,7 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        check_hand_sizes(observations)
         out = np.zeros(observations.shape[0], dtype=np.int64)
         greedy_kernel(observations, action_masks, out)
         return out
