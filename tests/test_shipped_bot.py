@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
-from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, load_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, load_checkpoint  # noqa: E402
 from hollywood_gin_env.evaluate import play_pair, summarize_pair  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "hollywood-ppo.pt"
@@ -17,8 +17,10 @@ SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "hollywood-ppo.p
 
 def test_shipped_checkpoint_format_and_training_record():
     data = torch.load(SHIPPED, map_location="cpu", weights_only=True)
-    assert data["format"] == CHECKPOINT_FORMAT and data["version"] == 2
-    assert set(data) == {"format", "version", "config", "state_dict", "training"}  # policy only: no optimizer, no pool
+    assert data["format"] == CHECKPOINT_FORMAT and data["version"] == CHECKPOINT_VERSION
+    # policy only (no optimizer, no pool); "converted" says how the v2 file became v3 (HollywoodGin-v1)
+    assert set(data) == {"format", "version", "config", "state_dict", "training", "converted"}
+    assert data["converted"]["from_version"] == 2
     assert SHIPPED.stat().st_size < 5_000_000
     record = data["training"]
     assert record["decisions"] > 1_000_000 and 0 < record["wall_seconds"] <= 2 * 3600

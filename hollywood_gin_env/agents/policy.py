@@ -69,8 +69,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
 NUM_RANKS, NUM_SUITS = 13, 4
 #: The observation's leading blocks are 52-card planes (hand, face_up, ..., knock_discards).
 CARD_PLANES = OBS_LAYOUT["phase"][0] // NUM_CARDS
-FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (OBS_LAYOUT[name][0] for name in ("face_up", "hand",
-                                                                        "deadwood_after_discard", "take_effect"))
+FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (
+    OBS_LAYOUT[name][0] for name in ("face_up", "hand", "deadwood_after_discard", "take_effect")
+)
 CARD_INPUTS = CARD_PLANES + 2  # the planes plus the two of `_discard_planes`
 SUIT_KERNEL = 5  # a run reaches two ranks either side of a card
 
@@ -136,23 +137,28 @@ class CardPolicy(nn.Module):
     def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """Logits (B, 107): draw/take/pass from the torso (take plus the face-up card's own score), then 52 discard
         and 52 knock logits scored card by card."""
-        batch = observations.shape[0]
+        batch, channels = observations.shape[0], self.rank_bias.shape[1]
         planes = observations[:, : CARD_PLANES * NUM_CARDS].reshape(batch, CARD_PLANES, NUM_SUITS, NUM_RANKS)
-        cards = torch.cat([planes, _discard_planes(observations)], dim=1).permute(0, 2, 3, 1)  # (B, suit, rank, k)
-        reach = SUIT_KERNEL // 2
-        padded = nn.functional.pad(cards, (0, 0, reach, reach))
-        windows = torch.cat([padded[:, :, k : k + NUM_RANKS] for k in range(SUIT_KERNEL)], dim=3)
-        sets = self.rank_mix(cards.sum(1))  # (B, 13, C): the rank across the four suits
-        hidden = self.act(self.runs(windows) + sets[:, None] + self.context(features)[:, None, None] + self.rank_bias)
-        per_card = self.card_out(hidden).reshape(batch, NUM_CARDS, 3)
+        cards = torch.cat([planes, _discard_planes(observations)], dim=1)  # (B, k, suit, rank)
+        # channels first, ranks last: the suit neighbours are a 1-d convolution along the ranks (the `runs` layer's
+        # weights, read as a kernel of SUIT_KERNEL ranks), and every per-card layer a matmul over the channels
+        by_suit = cards.transpose(1, 2).reshape(batch * NUM_SUITS, CARD_INPUTS, NUM_RANKS)
+        kernel = self.runs.weight.view(channels, SUIT_KERNEL, CARD_INPUTS).transpose(1, 2)
+        runs = nn.functional.conv1d(by_suit, kernel, self.runs.bias, padding=SUIT_KERNEL // 2)
+        sets = torch.einsum("bkr,ck->bcr", cards.sum(2), self.rank_mix.weight)  # the rank across the four suits
+        context = self.context(features)[:, None, :, None]
+        hidden = self.act(runs.view(batch, NUM_SUITS, channels, NUM_RANKS) + sets[:, None] + context
+                          + self.rank_bias.t())  # (B, suit, C, rank)  # fmt: skip
+        per_card = torch.einsum("bscr,oc->bosr", hidden, self.card_out.weight) + self.card_out.bias[:, None, None]
+        per_card = per_card.reshape(batch, 3, NUM_CARDS)  # discard, knock, take; card = suit * 13 + rank
         if self.take_features:
             features = torch.cat([features, observations[:, TAKE_EFFECT : TAKE_EFFECT + TAKE_EFFECT_SIZE]], dim=1)
         general = self.general(features)
         # taking the face-up card is worth what that card is worth to this hand: its own per-card score
         face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
-        take = general[:, ACTION_TAKE] + (face_up * per_card[:, :, 2]).sum(1)
+        take = general[:, ACTION_TAKE] + (face_up * per_card[:, 2]).sum(1)
         return torch.cat([general[:, :ACTION_TAKE], take[:, None], general[:, ACTION_TAKE + 1 :],
-                          per_card[:, :, 0], per_card[:, :, 1]], dim=1)  # fmt: skip
+                          per_card[:, 0], per_card[:, 1]], dim=1)  # fmt: skip
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """Logits of shape (B, 107)."""
