@@ -1,0 +1,145 @@
+"""Issue 20, item 7 (atomic writes): files get the usual permissions, temporary files are recognisable for cleanup,
+and a full disk leaves the previous file intact with an error that says so.
+
+Before, every file was created 0600 (a `mkstemp` side effect) and a disk-full write ended in a traceback (through
+torch.save, a bare RuntimeError that did not even name the disk).
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import stat
+
+import pytest
+
+from hollywood_gin_env import atomic
+from hollywood_gin_env.atomic import AtomicWriteError, atomic_write, atomic_write_text, is_temp_name
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, then put the old one back."""
+    old = os.umask(0o022)
+    yield lambda mask: os.umask(mask)
+    os.umask(old)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])
+def test_files_get_the_mode_the_umask_gives(tmp_path, umask, mask, mode):
+    umask(mask)
+    path = tmp_path / "config.toml"
+    atomic_write_text(path, "a = 1\n")
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode
+    atomic_write_text(path, "a = 2\n")  # replacing keeps to the umask too
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode
+
+
+def test_the_temporary_file_is_recognisable_and_gone_afterwards(tmp_path):
+    seen = []
+
+    def write(f):
+        seen.extend(os.listdir(tmp_path))
+        f.write(b"data")
+
+    atomic_write(tmp_path / "last.pt", write)
+    assert len(seen) == 1 and is_temp_name(seen[0]) and seen[0].startswith(".last.pt."), seen
+    assert os.listdir(tmp_path) == ["last.pt"]
+
+
+@pytest.mark.parametrize(
+    "name, temporary",
+    [
+        ("last.pt", False),
+        (".last.pt.atomic-0123abcd.tmp", True),
+        (".last.pt.k2j_x9q1.tmp", True),  # what mkstemp named them before (runs of earlier versions)
+        (".config.toml.atomic-ffffffff.tmp", True),
+        (".tmp", False),
+        ("notes.tmp", False),
+        (".last.pt.tmp", False),
+        (".last.pt.ABCDEFGH.tmp", False),
+    ],
+)
+def test_is_temp_name(name, temporary):
+    assert is_temp_name(name) is temporary
+
+
+def disk_full_after(limit: int):
+    """A write callback that writes past `limit` bytes into a disk that is full there."""
+
+    def write(f):
+        f.write(b"x" * limit)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    return write
+
+
+def test_a_full_disk_keeps_the_previous_file_and_says_so(tmp_path):
+    path = tmp_path / "last.pt"
+    path.write_bytes(b"previous checkpoint")
+    with pytest.raises(AtomicWriteError) as caught:
+        atomic_write(path, disk_full_after(100))
+    message = str(caught.value)
+    assert str(path) in message and "No space left on device" in message and "previous" in message
+    assert "intact" in message and "\n" not in message
+    assert caught.value.errno == errno.ENOSPC and isinstance(caught.value, OSError)
+    assert path.read_bytes() == b"previous checkpoint"
+    assert os.listdir(tmp_path) == ["last.pt"]
+
+
+def test_a_full_disk_on_a_first_write_says_nothing_was_written(tmp_path):
+    with pytest.raises(AtomicWriteError, match="nothing was written"):
+        atomic_write(tmp_path / "new.pt", disk_full_after(10))
+    assert os.listdir(tmp_path) == []
+
+
+class FullDisk(io.FileIO):
+    """A temporary file on a disk with `room` bytes free."""
+
+    room = 2000
+
+    def write(self, data):
+        if self.tell() + len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return super().write(data)
+
+
+def test_a_full_disk_under_torch_save_is_named_too(tmp_path, monkeypatch):
+    """torch.save turns the OSError of its file into a RuntimeError; the error still says what happened."""
+    torch = pytest.importorskip("torch")
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+
+    config = check_policy_config({"hidden_sizes": [64]})
+    path = tmp_path / "policy.pt"
+    save_checkpoint(path, build_policy(config), config)
+    before = path.read_bytes()
+    monkeypatch.setattr(atomic.os, "fdopen", lambda fd, mode: FullDisk(fd, "wb"))
+    with pytest.raises(AtomicWriteError, match="No space left on device.*previous policy.pt is intact"):
+        save_checkpoint(path, build_policy(config), config)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert torch.load(path, weights_only=True)["config"] == config
+    assert sorted(os.listdir(tmp_path)) == ["policy.pt"]
+
+
+def test_an_interrupted_write_removes_its_temporary_file(tmp_path):
+    path = tmp_path / "state.json"
+    atomic_write_text(path, "old")
+
+    def interrupted(f):
+        f.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, interrupted)
+    assert path.read_text() == "old" and os.listdir(tmp_path) == ["state.json"]
+
+
+def test_other_errors_pass_through_unchanged(tmp_path):
+    def broken(f):
+        raise TypeError("not serialisable")
+
+    with pytest.raises(TypeError, match="not serialisable"):
+        atomic_write(tmp_path / "x", broken)
+    assert os.listdir(tmp_path) == []
