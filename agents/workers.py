@@ -115,11 +115,13 @@ class RolloutWorker:
         self.rng.bit_generator.state = state["numpy"]
         self.generator.set_state(state["generator"])
 
-    def pid(self) -> int:
-        """The worker's process id (tests find and kill it)."""
+    def where(self) -> tuple[str, int]:
+        """(Ray node id, process id) of this worker, as an actor."""
         import os
 
-        return os.getpid()
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), os.getpid()
 
 
 def _start_ray(address: str | None) -> bool:
@@ -231,9 +233,9 @@ class RemoteArena:
         self._get([w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
                   "load_state_dict")  # fmt: skip
 
-    def pids(self) -> list[int]:
-        """The workers' process ids."""
-        return self._get([w.pid.remote() for w in self.workers], "pid")
+    def where(self) -> list[tuple[str, int]]:
+        """(node id, process id) of every worker."""
+        return self._get([w.where.remote() for w in self.workers], "where")
 
     def close(self) -> None:
         """Stop the workers (and a Ray this arena started)."""

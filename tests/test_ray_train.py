@@ -1,0 +1,163 @@
+"""Issue 18 items 1, 3, 4 for training: train.workers = K > 1 collects on Ray actors, exactly repeatably.
+
+The local tests share one Ray with 2 CPUs and the two-node test at the end one simulated cluster
+(tests/ray_fixtures.py). Every run is configs/smoke.toml with 2 workers and short matches (game_target = 1), so
+that matches end and new opponents, snapshots among them, are drawn within 4 updates.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.config import load_config
+from agents.pool import FIRST_SNAPSHOT
+from agents.run import TrainingRun
+from agents.trainstate import load_training
+from agents.workers import RolloutWorker, WorkerError, shares, worker_streams
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "configs" / "smoke.toml")
+TWO_WORKERS = ["train.workers=2", "rules.game_target=1", "ppo.rollout_steps=48", "selfplay.snapshot_weight=2.0"]
+UPDATES = 4
+
+
+def two_worker_run() -> TrainingRun:
+    """A fresh K = 2 smoke run (warm start done, matches dealt)."""
+    run = TrainingRun.create(load_config(SMOKE, TWO_WORKERS))
+    run.start()
+    return run
+
+
+def train(run: TrainingRun, until: int) -> None:
+    """train.py's loop (less evaluation and logging) up to update `until`."""
+    for update in range(run.progress.update + 1, until + 1):
+        _, ent_coef = run.schedule(update)
+        run.learn(run.collect(), ent_coef)
+        run.progress.update = update
+        run.snapshot(update)
+
+
+def weights(run: TrainingRun) -> dict[str, torch.Tensor]:
+    return {name: tensor.detach().cpu().clone() for name, tensor in run.model.state_dict().items()}
+
+
+def assert_equal_weights(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[name], b[name]) for name in a), "weights differ"
+
+
+@pytest.fixture(scope="module")
+def reference(ray_sessions):
+    """An uninterrupted K = 2 run on local Ray: its weights after 2 and after UPDATES updates, and its pool."""
+    ray_sessions.local()
+    run = two_worker_run()
+    train(run, 2)
+    after_two = weights(run)
+    train(run, UPDATES)
+    opponents = torch.cat([worker["arena"]["opponent"] for worker in run.arena.state_dict()["workers"]])
+    result = {2: after_two, UPDATES: weights(run), "played": run.pool.played.copy(), "pool": len(run.pool.snapshots),
+              "opponents": opponents}  # fmt: skip
+    run.close()
+    return result
+
+
+# --- no Ray ---------------------------------------------------------------------------------------------------------
+
+
+def test_one_worker_trains_in_process_without_importing_ray(tmp_path):
+    code = ("import sys, train\n"
+            f"train.main(['--config', {SMOKE!r}, '--run-dir', {str(tmp_path)!r}, '--no-progress', '--set', "
+            "'train.updates=1', '--set', 'warmstart.decisions=64'])\n"
+            "loaded = sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))\n"
+            "assert not loaded, loaded\n")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "policy.pt").is_file() and "done: 1 updates" in done.stdout
+
+
+def test_the_workers_share_the_matches_and_own_seeded_streams():
+    assert shares(16, 2) == [(0, 8), (8, 8)] and shares(7, 3) == [(0, 3), (3, 2), (5, 2)]
+    first, again, other = worker_streams(5, 0), worker_streams(5, 0), worker_streams(5, 1)
+    assert first[0].integers(1 << 62) == again[0].integers(1 << 62) != other[0].integers(1 << 62)
+    assert torch.equal(first[1].get_state(), again[1].get_state())
+    assert not torch.equal(first[1].get_state(), other[1].get_state())
+
+
+def test_a_worker_deals_its_share_of_the_one_worker_runs_matches():
+    """Worker 1's matches are the run's matches 8..15: the same cards as a one-worker run deals them."""
+    config = load_config(SMOKE)
+    alone = TrainingRun.create(config)
+    alone.arena.reset(seed=config.train.seed, rng=alone.rng)
+    worker = RolloutWorker(config.to_dict(), 1, 8, 8)
+    worker.reset()
+    whole, share = alone.arena.env.state_dict()["engine"], worker.arena.env.state_dict()["engine"]
+    per_match = [name for name, array in share.items() if array.ndim and array.shape[0] == 8]
+    assert {"deck", "rng", "match"} <= set(per_match), per_match
+    for name in per_match:
+        assert (share[name] == whole[name][8:16]).all(), name
+
+
+def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
+    with pytest.raises(ValueError, match=r"train.workers=17 is more than env.num_envs=16"):
+        load_config(SMOKE, ["train.workers=17"])
+    with pytest.raises(ValueError, match=r"train.workers=0 is out of range: allowed 1 <= value <= 256"):
+        load_config(SMOKE, ["train.workers=0"])
+    with pytest.raises(ValueError, match=r"--ray-address 10.0.0.1:6379: train.workers is 1"):
+        TrainingRun.create(load_config(SMOKE), ray_address="10.0.0.1:6379")
+
+
+# --- one Ray on this machine, 2 CPUs --------------------------------------------------------------------------------
+
+
+def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(ray_local, reference, tmp_path):
+    """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does."""
+    assert reference["pool"] == 2 and (reference["opponents"] >= FIRST_SNAPSHOT).any(), "a snapshot was drawn"
+    run = two_worker_run()
+    train(run, 2)
+    assert_equal_weights(weights(run), reference[2])
+    run.save(tmp_path / "last.pt")
+    run.close()
+    resumed = TrainingRun.resume(tmp_path / "last.pt")
+    assert len(resumed.arena.where()) == 2
+    train(resumed, UPDATES)
+    assert_equal_weights(weights(resumed), reference[UPDATES])
+    assert (resumed.pool.played == reference["played"]).all()
+    resumed.close()
+
+
+def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_last_pt_loads(ray_local, tmp_path):
+    import ray
+
+    run = two_worker_run()
+    train(run, 1)
+    run.save(tmp_path / "last.pt")
+    with pytest.raises(ValueError, match=r"the saved run has 1 rollout workers' states; train.workers = 2"):
+        run.arena.load_state_dict({"workers": [{}]})
+    run.arena.timeout = 1e-3
+    with pytest.raises(WorkerError, match=r"rollout worker 0 of 2: no answer to collect within 0.001 s"):
+        run.collect()
+    run.arena.timeout = 60.0
+    ray.kill(run.arena.workers[1])
+    with pytest.raises(WorkerError, match=r"^rollout worker 1 of 2 died during collect \(\w+\); the run stops$"):
+        run.collect()
+    run.close()
+    config, state = load_training(tmp_path / "last.pt")
+    assert config.train.workers == 2 and state["progress"]["update"] == 1 and len(state["arena"]["workers"]) == 2
+
+
+# --- a simulated cluster of two nodes, one CPU each (keep these last) -----------------------------------------------
+
+
+def test_two_nodes_train_like_one_machine(reference, ray_two_nodes):
+    """One worker per node (each node has one CPU); the weights equal the local run's bit for bit."""
+    run = two_worker_run()
+    nodes = {node for node, _ in run.arena.where()}
+    assert len(nodes) == 2
+    train(run, 2)
+    assert_equal_weights(weights(run), reference[2])
+    run.close()
