@@ -7,8 +7,11 @@ that matches end and new opponents, snapshots among them, are drawn within 4 upd
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,8 @@ from agents.pool import FIRST_SNAPSHOT
 from agents.run import TrainingRun
 from agents.trainstate import load_training
 from agents.workers import RolloutWorker, WorkerError, shares, worker_streams
+from tests.ray_fixtures import command_line, in_session
+from tests.subprocess_signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
@@ -148,6 +153,35 @@ def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_las
     run.close()
     config, state = load_training(tmp_path / "last.pt")
     assert config.train.workers == 2 and state["progress"]["update"] == 1 and len(state["arena"]["workers"]) == 2
+
+
+def test_ctrl_c_with_workers_running_saves_last_pt_and_leaves_no_process(tmp_path):
+    """A terminal's Ctrl-C (SIGINT to the whole process group) mid-run: train.py saves and stops as with one worker."""
+    run_dir = tmp_path / "run"
+    argv = ["--config", SMOKE, "--run-dir", str(run_dir), "--no-progress", *(f"--set={s}" for s in TWO_WORKERS),
+            "--set", "train.updates=100000", "--set", "eval.every=0", "--set", "warmstart.decisions=64"]  # fmt: skip
+    child = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             preexec_fn=default_sigint)  # fmt: skip
+    try:
+        end = time.monotonic() + 120
+        while not (run_dir / "last.pt").is_file():  # written once the workers have dealt their matches
+            assert time.monotonic() < end and child.poll() is None, child.stderr.read() if child.poll() else "slow"
+            time.sleep(0.05)
+        time.sleep(1.0)  # some updates on the workers
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode == 0, err
+    assert "Traceback" not in err and "stopped at update" in err and "error" not in err, err
+    _, state = load_training(run_dir / "last.pt")
+    assert state["progress"]["update"] >= 1 and len(state["arena"]["workers"]) == 2
+    end = time.monotonic() + 30
+    while in_session(child.pid) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert in_session(child.pid) == [], [command_line(pid) for pid in in_session(child.pid)]
 
 
 # --- a simulated cluster of two nodes, one CPU each (keep these last) -----------------------------------------------
