@@ -140,3 +140,18 @@ def test_plot_script_draws_the_learning_curve(smoke_run, tmp_path):
     missing = subprocess.run([sys.executable, "scripts/plot_run.py", str(tmp_path / "nowhere")], cwd=ROOT, env=ENV,
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
+
+
+def test_resume_refuses_flags_it_would_ignore_and_the_summary_goes_to_stdout(smoke_run):
+    assert smoke_run.joinpath("policy.pt").exists()
+    for flags in (["--seed", "3"], ["--set", "train.lr=1e-4"], ["--config", "configs/quick.toml"]):
+        done = subprocess.run([sys.executable, "train.py", "--resume", str(smoke_run), *flags], cwd=ROOT, env=ENV,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode != 0 and "--resume continues a run with its saved config" in done.stderr
+        assert flags[0] in done.stderr
+
+
+def test_the_closing_summary_is_on_stdout(tmp_path):
+    done = run_train(*SMOKE, "--run-dir", str(tmp_path / "s"))
+    assert done.stdout.startswith("done: 4 updates") and "policy: " in done.stdout
+    assert "run directory:" in done.stderr and "run directory:" not in done.stdout
