@@ -124,13 +124,16 @@ class RolloutWorker:
         return ray.get_runtime_context().get_node_id(), os.getpid()
 
 
-def _start_ray(address: str | None) -> bool:
-    """Join the cluster at `address`, or start a local Ray with the machine's cores; True if this call started it."""
+def _start_ray(address: str | None, workers: int) -> bool:
+    """Join the cluster at `address`, or start a local Ray with the machine's cores (at least one per worker: more
+    workers than cores is oversubscribed, not stuck); True if this call started it."""
+    import os
+
     import ray
 
     if ray.is_initialized():
         return False
-    options = {"address": address} if address else {}
+    options = {"address": address} if address else {"num_cpus": max(os.cpu_count() or 1, workers)}
     try:
         ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, RuntimeError, ValueError) as error:
@@ -148,7 +151,7 @@ class RemoteArena:
 
         self.config, self.pool, self.timeout = config, pool, timeout
         self.workers_count = config.train.workers
-        self.started_ray = _start_ray(ray_address)
+        self.started_ray = _start_ray(ray_address, self.workers_count)
         actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         data = config.to_dict()
         self.workers = [actor.remote(data, k, first, size)
@@ -172,7 +175,8 @@ class RemoteArena:
             try:
                 results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
             except GetTimeoutError:
-                raise WorkerError(f"{self._name(k)}: no answer to {what} within {self.timeout:g} s") from None
+                raise WorkerError(f"{self._name(k)}: no answer to {what} within {self.timeout:g} s (a stuck worker, "
+                                  "or a cluster with fewer free CPUs than train.workers?)") from None  # fmt: skip
             except RayTaskError as error:
                 cause = error.cause if isinstance(error.cause, BaseException) else error
                 line = (str(cause).strip().splitlines() or [""])[0]
@@ -206,7 +210,8 @@ class RemoteArena:
             self.pool.wins += result["new_wins"]
             self.pool.played += result["new_played"]
         self.forward_s = max(result["forward_s"] for result in results)
-        self.worker_seconds = [result["seconds"] for result in results]
+        self.worker_seconds = [result["seconds"] for result in results]  # each worker's own time in its rollout
+        self.worker_rows = [len(result["actions"]) for result in results]
         rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(device) for name in ROWS}
         return Batch(**rows, returns=rows["advantages"] + rows["values"])
 

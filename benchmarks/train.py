@@ -2,13 +2,17 @@
 
     python benchmarks/train.py [--json] [--seconds 60] [--threads 2] [--device cpu|cuda] [--num-envs 256]
     python benchmarks/train.py --smoke          # a few seconds: checks the benchmark runs (CI), figures not meant
+    python benchmarks/train.py --workers 1 2    # the same loop with train.workers = K rollout workers on Ray
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (`agents.run.TrainingRun`'s collect and
 learn, configs/default.toml's model and PPO settings; no warm start, no evaluation), with the split of its time
 between the rollout (env, opponents and the policy's forward passes) and the PPO update. `sb3_steps_per_s_N`:
 `MaskablePPO("MultiInputPolicy", make_vec_env("HollywoodGin-v1", n_envs=N))` with its default hyperparameters, as
 its users run it, for N = 1 and 8. Both use `--threads` torch threads, set deliberately; the ratio is taken against
-8 environments.
+8 environments. `--workers K ...` runs our loop once per K (K > 1: the rollout on K Ray actors of one CPU and one
+torch thread each, agents/workers.py; the learner keeps `--threads`) and adds, per K > 1, its decisions/s, the
+rollout and update shares and each worker's rollout-only decisions/s (its rows over its own collect time), the
+figure from which a cluster's rollout rate is projected (docs/SCALING.md).
 """
 
 from __future__ import annotations
@@ -27,19 +31,21 @@ sys.path.insert(0, str(ROOT))
 SB3_ENVS = (1, 8)
 
 
-def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool) -> dict[str, float]:
+def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool,
+         workers: int = 1) -> dict[str, float]:  # fmt: skip
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
     from agents.config import load_config
     from agents.run import TrainingRun, resolve_device
 
-    overrides = ["warmstart.teacher='none'", "warmstart.teacher_weights=[]", f"train.torch_threads={threads}"]
+    overrides = ["warmstart.teacher='none'", "warmstart.teacher_weights=[]", f"train.torch_threads={threads}",
+                 f"train.workers={workers}"]  # fmt: skip
     if num_envs:
         overrides.append(f"env.num_envs={num_envs}")
     if smoke:
         overrides += ["env.num_envs=16", "ppo.rollout_steps=8", "ppo.minibatch_size=64"]
     run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
     run.start()
-    totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0}
+    totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0, "worker_rows": 0, "worker_s": 0.0}
     update, started = 0, None
     while True:
         update += 1
@@ -56,11 +62,20 @@ def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke:
         totals["forward"] += run.arena.forward_s
         totals["update"] += t2 - t1
         totals["decisions"] += len(batch)
+        if workers > 1:
+            totals["worker_rows"] += sum(run.arena.worker_rows)
+            totals["worker_s"] += sum(run.arena.worker_seconds)
         if time.perf_counter() - started >= seconds:
             break
     total = totals["rollout"] + totals["update"]
+    if workers > 1:
+        run.close()
+        return {"ppo_steps_per_s": totals["decisions"] / total, "ppo_updates": update - 1,
+                "rollout_share": totals["rollout"] / total, "update_share": totals["update"] / total,
+                "worker_rollout_steps_per_s": totals["worker_rows"] / totals["worker_s"]}  # fmt: skip
     return {"ppo_steps_per_s": totals["decisions"] / total, "ppo_seconds": total, "ppo_updates": update - 1,
             "num_envs": run.config.env.num_envs, "rollout_share": totals["rollout"] / total,
+            "rollout_steps_per_s": totals["decisions"] / totals["rollout"],
             "forward_share": totals["forward"] / total,
             "env_and_opponents_share": (totals["rollout"] - totals["forward"]) / total,
             "update_share": totals["update"] / total}  # fmt: skip
@@ -95,13 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="the learner's device, cpu or cuda (default: %(default)s)")
     parser.add_argument("--num-envs", type=int, default=None, help="matches at once (default: the recipe's, 256)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds on tiny sizes (CI): figures not meant")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1], metavar="K",
+                        help="rollout workers, one measurement per K (1 is always run; K > 1 needs [ray])")  # fmt: skip
     args = parser.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)
     seconds = 0.5 if args.smoke else args.seconds
+    if min(args.workers) < 1:
+        parser.error(f"--workers {' '.join(map(str, args.workers))}: each K must be at least 1")
     result = {"threads": args.threads, "device": args.device,
               **ours(seconds, args.threads, args.device, args.num_envs, args.smoke)}  # fmt: skip
+    for k in sorted(set(args.workers) - {1}):
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, workers=k)
+        result.update({f"{name}_workers_{k}": value for name, value in figures.items()})
     for n in SB3_ENVS:
         result.update(sb3(seconds, n, args.smoke))
     result["ratio"] = result["ppo_steps_per_s"] / result[f"sb3_steps_per_s_{SB3_ENVS[-1]}"]
@@ -113,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
               f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%})")  # fmt: skip
         for n in SB3_ENVS:
             print(f"sb3-contrib MaskablePPO, make_vec_env n_envs={n}: {result[f'sb3_steps_per_s_{n}']:,.0f} steps/s")
+        for k in sorted(set(args.workers) - {1}):
+            print(f"this project's PPO with {k} Ray rollout workers: {result[f'ppo_steps_per_s_workers_{k}']:,.0f} "
+                  f"decisions/s (rollout {result[f'rollout_share_workers_{k}']:.0%}, update "
+                  f"{result[f'update_share_workers_{k}']:.0%}); rollout alone, per worker: "
+                  f"{result[f'worker_rollout_steps_per_s_workers_{k}']:,.0f} decisions/s")  # fmt: skip
         print(f"ratio against {SB3_ENVS[-1]} environments: {result['ratio']:.1f}x (target >= 6)")
     return 0
 
