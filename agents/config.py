@@ -9,6 +9,7 @@ checks its own keys the same way.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
@@ -17,18 +18,30 @@ from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.rules import Rules
 
 
-def _allowed(low: float | None = None, high: float | None = None, choices: tuple = (), nonempty: bool = False):
-    """Field metadata: the range or choices a value must respect."""
-    return {"low": low, "high": high, "choices": choices, "nonempty": nonempty}
+def _allowed(low: float | None = None, high: float | None = None, choices: tuple = (), nonempty: bool = False,
+             max_len: int | None = None):  # fmt: skip
+    """Field metadata: the range or choices a value must respect (a list's elements, each), a list's length."""
+    return {"low": low, "high": high, "choices": choices, "nonempty": nonempty, "max_len": max_len}
+
+
+# Upper bounds on what allocates or runs in proportion to a size (issue 20): each is far above the shipped recipes
+# (configs/*.toml) and refuses at once what would otherwise fail hours later, out of memory.
+#: train.seed seeds numpy's legacy global generator, which takes 32 bits.
+MAX_TRAIN_SEED = 2**32 - 1
+#: Decisions one rollout stores, env.num_envs * ppo.rollout_steps (float32 observations: about 2.5 GB).
+MAX_ROLLOUT_DECISIONS = 2**20
+#: Teacher decisions the warm start keeps in memory at once (about 2.4 KB each: about 5 GB).
+MAX_WARMSTART_DECISIONS = 2_000_000
 
 
 @dataclass
 class TrainConfig:
     """[train]: the run as a whole."""
 
-    seed: int = field(default=0, metadata=_allowed(0))
-    """seed of everything: the deals, the opponents drawn, the network's initial weights, the action samples"""
-    updates: int = field(default=200, metadata=_allowed(1))
+    seed: int = field(default=0, metadata=_allowed(0, MAX_TRAIN_SEED))
+    """seed of everything: the deals, the opponents drawn, the network's initial weights, the action samples
+    (0..2**32-1)"""
+    updates: int = field(default=200, metadata=_allowed(1, 1_000_000))
     """PPO updates after the warm start (one update = one rollout, then its epochs)"""
     lr: float = field(default=3e-4, metadata=_allowed(0.0, 1.0))
     """Adam learning rate of the PPO phase"""
@@ -48,8 +61,8 @@ class TrainConfig:
 class EnvConfig:
     """[env]: the matches played at once and what they pay."""
 
-    num_envs: int = field(default=512, metadata=_allowed(2))
-    """matches played at once (one batched engine)"""
+    num_envs: int = field(default=512, metadata=_allowed(2, 8192))
+    """matches played at once (one batched engine; at most 8192, and num_envs * ppo.rollout_steps <= 2**20)"""
     reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match")))
     """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end"""
     match_bonus: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
@@ -66,8 +79,10 @@ class ModelConfig:
     arch: str = field(default="cards", metadata=_allowed(choices=("mlp", "cards")))
     """"mlp": fully connected; "cards": the same torso plus per-card discard/knock/take logits (weights shared by
     suits and ranks)"""
-    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256], metadata=_allowed(1, 8192, nonempty=True))
-    """widths of the torso's hidden layers"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256],
+                                    metadata=_allowed(1, 8192, nonempty=True, max_len=8))  # fmt: skip
+    """widths of the torso's hidden layers (at most 8 layers, and at most 50M parameters in all: what a checkpoint
+    may declare, hollywood_gin_env/agents/policy.py)"""
     activation: str = field(default="relu", metadata=_allowed(choices=("relu", "tanh")))
     """activation of the hidden layers"""
     card_channels: int = field(default=64, metadata=_allowed(1, 8192))
@@ -80,11 +95,11 @@ class ModelConfig:
 class PPOConfig:
     """[ppo]: rollouts and the clipped-surrogate update."""
 
-    rollout_steps: int = field(default=64, metadata=_allowed(1))
+    rollout_steps: int = field(default=64, metadata=_allowed(1, 4096))
     """decisions collected per match per update (both seats' decisions in a self-play match)"""
-    epochs: int = field(default=3, metadata=_allowed(1))
+    epochs: int = field(default=3, metadata=_allowed(1, 100))
     """passes over each rollout"""
-    minibatch_size: int = field(default=4096, metadata=_allowed(1))
+    minibatch_size: int = field(default=4096, metadata=_allowed(1, MAX_ROLLOUT_DECISIONS))
     """learner decisions per gradient step"""
     gamma: float = field(default=0.995, metadata=_allowed(0.0, 1.0))
     """discount per own decision"""
@@ -117,13 +132,13 @@ class WarmStartConfig:
     teacher_weights: list[float] = field(default_factory=list)
     """"expert" only: its 9 weights in hollywood_gin_env/agents/expert.py's order (lookahead, knock_chance, danger,
     danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
-    decisions: int = field(default=1_000_000, metadata=_allowed(0))
-    """teacher decisions to collect"""
-    epochs: int = field(default=3, metadata=_allowed(1))
+    decisions: int = field(default=1_000_000, metadata=_allowed(0, MAX_WARMSTART_DECISIONS))
+    """teacher decisions to collect (at most 2,000,000: they are held in memory, about 2.4 KB each)"""
+    epochs: int = field(default=3, metadata=_allowed(1, 100))
     """passes over the collected decisions"""
     lr: float = field(default=1e-3, metadata=_allowed(0.0, 1.0))
     """Adam learning rate of the cloning (decays linearly to 0)"""
-    minibatch_size: int = field(default=2048, metadata=_allowed(1))
+    minibatch_size: int = field(default=2048, metadata=_allowed(1, MAX_ROLLOUT_DECISIONS))
     """decisions per gradient step"""
     value_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
     """weight of the value head's regression on the teacher's discounted returns"""
@@ -143,7 +158,7 @@ class SelfPlayConfig:
     """share against the `greedy` heuristic"""
     snapshot_every: int = field(default=10, metadata=_allowed(1))
     """updates between snapshots added to the pool"""
-    pool_size: int = field(default=8, metadata=_allowed(1))
+    pool_size: int = field(default=8, metadata=_allowed(1, 64))
     """most snapshots kept; the oldest is dropped first"""
     priority_exponent: float = field(default=1.0, metadata=_allowed(0.0, 100.0))
     """snapshot i is drawn with weight (1 - learner's win rate against it + 0.05) ** exponent (0 = uniform)"""
@@ -155,12 +170,12 @@ class EvalConfig:
 
     every: int = field(default=20, metadata=_allowed(0))
     """updates between evaluations (0 = only at the end); last.pt is written at each"""
-    matches: int = field(default=400, metadata=_allowed(2))
-    """matches per opponent (even: duplicate pairs)"""
+    matches: int = field(default=400, metadata=_allowed(2, 100_000))
+    """matches per opponent (even: duplicate pairs; at most 100,000)"""
     opponents: list[str] = field(default_factory=lambda: ["expert", "greedy"],
-                                 metadata=_allowed(choices=("expert", "greedy", "random")))  # fmt: skip
+                                 metadata=_allowed(choices=("expert", "greedy", "random"), nonempty=True))  # fmt: skip
     """heuristics evaluated against; best.pt is kept by the lower 95% bound against the first"""
-    seed: int = field(default=1_000_003, metadata=_allowed(0))
+    seed: int = field(default=1_000_003, metadata=_allowed(0, 2**64 - 1))
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
 
 
@@ -175,6 +190,11 @@ class CheckpointConfig:
 SECTIONS: dict[str, type] = {
     "train": TrainConfig, "env": EnvConfig, "model": ModelConfig, "ppo": PPOConfig, "warmstart": WarmStartConfig,
     "selfplay": SelfPlayConfig, "eval": EvalConfig, "checkpoint": CheckpointConfig,
+}  # fmt: skip
+#: "section.key" -> the largest value allowed, of every integer field with an upper bound.
+LIMITS: dict[str, int] = {
+    f"{name}.{f.name}": f.metadata["high"] for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)
+    if get_type_hints(cls)[f.name] is int and f.metadata.get("high") is not None
 }  # fmt: skip
 
 
@@ -212,6 +232,8 @@ def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:
     if get_origin(hint) is list:
         if not isinstance(value, list) or (meta.get("nonempty") and not value):
             raise ValueError(f"{key}={value!r} must be a {'non-empty ' if meta.get('nonempty') else ''}list")
+        if meta.get("max_len") is not None and len(value) > meta["max_len"]:
+            raise ValueError(f"{key} has {len(value)} entries: allowed at most {meta['max_len']}")
         return [_check_value(f"{key}[{i}]", v, get_args(hint)[0], meta) for i, v in enumerate(value)]
     if hint is bool:
         if not isinstance(value, bool):
@@ -223,6 +245,8 @@ def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"{key}={value!r} must be a number")
         value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{key}={value!r} must be a finite number (not nan or inf)")
     if hint is str and not isinstance(value, str):
         raise ValueError(f"{key}={value!r} must be a string")
     if meta.get("choices") and value not in meta["choices"]:
@@ -277,6 +301,13 @@ def _check_across(config: Config) -> None:
                          "each rollout worker needs at least one match")  # fmt: skip
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
+    decisions = config.env.num_envs * config.ppo.rollout_steps
+    if decisions > MAX_ROLLOUT_DECISIONS:
+        raise ValueError(f"env.num_envs * ppo.rollout_steps = {decisions:,} decisions per rollout: allowed at most "
+                         f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)")  # fmt: skip
+    from hollywood_gin_env.agents.policy import check_policy_config  # imports torch, as training does anyway
+
+    check_policy_config(config.policy_config(), where="[model]")  # the bounds a checkpoint must meet
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
