@@ -292,3 +292,12 @@ def test_the_engine_still_takes_fixed_decks_and_shuffle_rows():
     engine.new_matches(seeds=np.array([1, 2], dtype=np.uint64), first_dealers=np.array([0, -1]), decks=decks)
     np.testing.assert_array_equal(engine.state.deck[0], np.arange(52)[::-1])
     assert sorted(engine.state.deck[1]) == list(range(52))
+
+
+def test_sample_legal_refuses_uniforms_that_do_not_match_the_masks():
+    from hollywood_gin_env.sampling import sample_legal
+
+    masks = np.ones((4, 107), dtype=np.int8)
+    with pytest.raises(ValueError, match="uniforms of shape"):
+        sample_legal(masks, np.zeros(1))
+    assert sample_legal(masks, np.zeros(4)).tolist() == [0, 0, 0, 0]
