@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
               f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
-              f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%})")  # fmt: skip
+              f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
+              f"{result['rollout_steps_per_s']:,.0f} decisions/s")  # fmt: skip
         for n in SB3_ENVS:
             print(f"sb3-contrib MaskablePPO, make_vec_env n_envs={n}: {result[f'sb3_steps_per_s_{n}']:,.0f} steps/s")
         for k in sorted(set(args.workers) - {1}):
