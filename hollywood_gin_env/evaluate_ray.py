@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -76,6 +77,21 @@ def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
                              f"from spec strings (random, greedy, expert, checkpoint:PATH)")  # fmt: skip
 
 
+def check_reachable(address: str, timeout: float = 10.0) -> None:
+    """EvaluationError unless something listens at a HOST:PORT address ("auto" and others are left to Ray).
+
+    Ray's own connect retries for minutes, printing as it goes, when nothing listens there.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise EvaluationError(f"cannot reach the Ray cluster at {address}: {error.strerror or error} (started "
+                              "with `ray start --head`? the address it printed, HOST:6379)") from None  # fmt: skip
+
+
 @contextlib.contextmanager
 def ray_session(schedule: Schedule) -> Iterator[None]:
     """Ray while the block runs: the one already started, the cluster at `ray_address`, or a local one."""
@@ -83,6 +99,8 @@ def ray_session(schedule: Schedule) -> Iterator[None]:
         yield
         return
     options = {"address": schedule.ray_address} if schedule.ray_address else {"num_cpus": schedule.workers}
+    if schedule.ray_address:
+        check_reachable(schedule.ray_address)
     try:
         ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, RuntimeError, ValueError) as error:

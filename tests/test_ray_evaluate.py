@@ -97,6 +97,21 @@ def test_an_agent_object_is_refused_on_ray_by_name(ray_local):
         evaluate_pairs([(GreedyAgent(), "random")], 4, schedule=Schedule(workers=2))
 
 
+def test_an_address_where_nothing_listens_is_refused_at_once():
+    """Ray's own connect would retry for minutes, printing as it goes."""
+    import socket
+
+    from hollywood_gin_env.evaluate_ray import check_reachable
+
+    with socket.socket() as probe:  # a port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(EvaluationError, match=rf"cannot reach the Ray cluster at 127\.0\.0\.1:{port}: "):
+        check_reachable(f"127.0.0.1:{port}")
+    assert time.monotonic() - start < 10
+
+
 @pytest.mark.parametrize("retries", [2, 0])
 def test_a_killed_worker_is_retried_or_stops_the_evaluation(ray_local, retries):
     """SIGKILL of the worker playing a chunk: Ray reruns the chunk (same totals), or, without retries, one error."""
