@@ -236,6 +236,7 @@ class Schedule:
     chunk_timeout: float = 600.0  # seconds a chunk may take from its submission before the evaluation stops
     max_retries: int = 2  # times Ray reruns a chunk whose worker died (killed, out of memory)
     threads: int = 1  # torch threads of checkpoint agents, in each worker
+    task_cpus: float = 1.0  # CPUs Ray reserves for a chunk (less, to share a Ray whose actors hold the CPUs)
 
     def __post_init__(self) -> None:
         for name, low in (("workers", 1), ("max_retries", 0), ("threads", 1)):
@@ -243,9 +244,10 @@ class Schedule:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}={value!r} must be an integer of at least {low}")
         num_chunks(2, self.chunk_matches)  # checks it is even and positive
-        timeout = self.chunk_timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf"):
-            raise ValueError(f"chunk_timeout={self.chunk_timeout!r} must be a finite number of seconds above 0")
+        for name in ("chunk_timeout", "task_cpus"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+                raise ValueError(f"{name}={value!r} must be a finite number above 0")
         if self.ray_address is not None and self.workers == 1:
             raise ValueError(f"ray_address={self.ray_address!r} needs workers of 2 or more (1 runs here, without Ray)")
 

@@ -105,7 +105,11 @@ def ray_session(schedule: Schedule) -> Iterator[None]:
         ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, RuntimeError, ValueError) as error:
         where = f"join the Ray cluster at {schedule.ray_address}" if schedule.ray_address else "start a local Ray"
-        raise EvaluationError(f"cannot {where}: {str(error).splitlines()[0] if str(error) else error!r}") from error
+        hint = ""
+        if schedule.ray_address and os.environ.get("RAY_AUTH_MODE") is None:
+            hint = " (a cluster of `ray start` wants its token: set RAY_AUTH_MODE=token, docs/SCALING.md)"
+        reason = str(error).splitlines()[0] if str(error) else repr(error)
+        raise EvaluationError(f"cannot {where}: {reason}{hint}") from None
     try:
         yield
     finally:
@@ -137,7 +141,8 @@ def _overdue(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Sch
 def play_on_ray(jobs: Iterator[ChunkJob], schedule: Schedule,
                 on_result: Callable[[ChunkJob, PairRecord], object]) -> None:  # fmt: skip
     """Run the jobs as Ray tasks, `schedule.workers` at a time; `on_result(job, record)` as each one finishes."""
-    task = _play_chunk_task.options(max_retries=schedule.max_retries, retry_exceptions=False)
+    task = _play_chunk_task.options(num_cpus=schedule.task_cpus, max_retries=schedule.max_retries,
+                                    retry_exceptions=False)  # fmt: skip
     pending: dict[ray.ObjectRef, tuple[ChunkJob, float]] = {}
     with ray_session(schedule):
         try:

@@ -238,6 +238,7 @@ def test_schedule_refuses_bad_values_by_name():
 
     for kwargs, message in [({"workers": 0}, "workers=0"), ({"chunk_matches": 7}, "chunk_matches=7"),
                             ({"chunk_timeout": float("nan")}, "chunk_timeout=nan"), ({"max_retries": -1}, "retries"),
+                            ({"task_cpus": 0}, "task_cpus=0"),
                             ({"ray_address": "1.2.3.4:6379"}, "needs workers of 2 or more")]:  # fmt: skip
         with pytest.raises(ValueError, match=message):
             Schedule(**kwargs)
