@@ -155,3 +155,17 @@ def test_the_closing_summary_is_on_stdout(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "s"))
     assert done.stdout.startswith("done: 4 updates") and "policy: " in done.stdout
     assert "run directory:" in done.stderr and "run directory:" not in done.stdout
+
+
+@pytest.mark.parametrize("field, value", [("pile", 10**6), ("hands", -1), ("match", 99)])
+def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tmp_path, field, value):
+    """Issue 20 item 1: the engine arrays in last.pt segfaulted the encoder (pile = 10**6 gave signal 11); now the
+    run stops with one line naming the field, before any kernel reads them."""
+    saved = torch.load(smoke_run / "last.pt", weights_only=True)
+    saved["train"]["arena"]["engine"][field].fill_(value)
+    bad = tmp_path / "last.pt"
+    torch.save(saved, bad)
+    done = subprocess.run([sys.executable, "train.py", "--resume", str(bad), "--no-progress"], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
+    assert f"engine state field '{field}'" in done.stderr and "Traceback" not in done.stderr
