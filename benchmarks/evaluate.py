@@ -50,7 +50,8 @@ def main() -> None:
         import ray
 
         begin = time.perf_counter()
-        ray.init(num_cpus=ray_k, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        options = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+        ray.init(address="local", num_cpus=ray_k, **options)
         ray_start = time.perf_counter() - begin
         play(pairs, args.matches, Schedule(workers=ray_k, chunk_matches=args.chunk_matches))  # warms the workers
     best, reports = {k: float("inf") for k in args.workers}, {}

@@ -98,7 +98,8 @@ def ray_session(schedule: Schedule) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    options = {"address": schedule.ray_address} if schedule.ray_address else {"num_cpus": schedule.workers}
+    local = {"address": "local", "num_cpus": schedule.workers}  # "local": a new Ray, never one already running here
+    options = {"address": schedule.ray_address} if schedule.ray_address else local
     if schedule.ray_address:
         check_reachable(schedule.ray_address)
     try:
@@ -157,7 +158,8 @@ def play_on_ray(jobs: Iterator[ChunkJob], schedule: Schedule,
             _drain(pending, schedule, on_result, until=0)
         finally:
             for ref in pending:  # Ctrl-C, a failed or overdue chunk: stop the others too
-                ray.cancel(ref, force=True)
+                with contextlib.suppress(RayError, ConnectionError):  # a lost cluster has nothing left to cancel
+                    ray.cancel(ref, force=True)
 
 
 def _drain(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule,

@@ -34,7 +34,7 @@ class RaySessions:
 
         if self.kind != "local":
             self.stop()
-            ray.init(num_cpus=2, **RAY_OPTIONS)
+            ray.init(address="local", num_cpus=2, **RAY_OPTIONS)  # never another one running here
             self.kind = "local"
 
     def two_nodes(self):
