@@ -230,7 +230,8 @@ BAD_MOVES = [
     ("not JSON", b"{seq: 0", "application/json", 400, "not valid JSON"),
     ("a JSON list", b"[1, 2]", "application/json", 400, "JSON object"),
     ("deep JSON", b"[" * 3000 + b"]" * 3000, "application/json", 413, "over 4096 bytes"),
-    ("deeply nested, small", b"[" * 2000 + b"]" * 2000, "application/json", 400, "not valid JSON"),
+    ("deeply nested, small", b"[" * 2000 + b"]" * 2000, "application/json", 400,
+     ("not valid JSON", "must be a JSON object")),  # which one depends on the recursion limit in force
     ("a huge body", b'{"seq": 0, "action": "draw", "pad": "' + b"x" * MAX_BODY + b'"}', "application/json", 413,
      "over 4096 bytes"),
     ("form data", b"seq=0&action=draw", "application/x-www-form-urlencoded", 415, "as JSON"),
@@ -266,7 +267,7 @@ def test_a_bad_move_request_is_a_clear_4xx_and_changes_nothing(what, body, conte
     else:
         response = click(client, match_id, body)
     assert response.status_code == status, response.text
-    assert words in response.json()["error"], response.json()
+    assert any(w in response.json()["error"] for w in ((words,) if isinstance(words, str) else words)), response.json()
     assert snapshot(client, match_id, matches) == before
     assert click(client, match_id, {"seq": state["seq"], "action": "take"}).status_code == 200
 
