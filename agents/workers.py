@@ -125,15 +125,16 @@ class RolloutWorker:
 
 
 def _start_ray(address: str | None, workers: int) -> bool:
-    """Join the cluster at `address`, or start a local Ray with the machine's cores (at least one per worker: more
-    workers than cores is oversubscribed, not stuck); True if this call started it."""
+    """Join the cluster at `address` ("auto": the one running on this machine), or start a new local Ray with the
+    machine's cores (at least one per worker: more workers than cores is oversubscribed, not stuck) even where a
+    cluster already runs here; True if this call started it."""
     import os
 
     import ray
 
     if ray.is_initialized():
         return False
-    options = {"address": address} if address else {"num_cpus": max(os.cpu_count() or 1, workers)}
+    options = {"address": address} if address else {"address": "local", "num_cpus": max(os.cpu_count() or 1, workers)}
     try:
         ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     except (ConnectionError, RuntimeError, ValueError) as error:
@@ -159,6 +160,8 @@ class RemoteArena:
         self.stats = HandCounts()
         self.matches = 0
         self.forward_s = 0.0  # the slowest worker's time in the learner's forward passes, last rollout
+        self.worker_seconds: list[float] = []  # each worker's own time in the last rollout, and its rows
+        self.worker_rows: list[int] = []
         self.snapshot_pending: int | None = None  # the update whose snapshot travels with the next weights
 
     def _name(self, k: int) -> str:
@@ -210,7 +213,7 @@ class RemoteArena:
             self.pool.wins += result["new_wins"]
             self.pool.played += result["new_played"]
         self.forward_s = max(result["forward_s"] for result in results)
-        self.worker_seconds = [result["seconds"] for result in results]  # each worker's own time in its rollout
+        self.worker_seconds = [result["seconds"] for result in results]
         self.worker_rows = [len(result["actions"]) for result in results]
         rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(device) for name in ROWS}
         return Batch(**rows, returns=rows["advantages"] + rows["values"])
