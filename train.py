@@ -27,11 +27,12 @@ from pathlib import Path
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from agents.config import load_config, to_toml
+from agents.config import Config, load_config, to_toml
 from agents.run import TrainingRun, resolve_device
+from agents.rundir import RunLock, check_fresh, clean_stale_temps
 from agents.tblog import log_evaluation, log_hparams, log_scalars
 from agents.workers import WorkerError
-from hollywood_gin_env.atomic import atomic_write_text
+from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text
 
 DEFAULT_CONFIG = "configs/default.toml"
 
@@ -49,6 +50,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stop-after", type=int, default=None, metavar="UPDATES",
                         help="save last.pt and stop after this many more updates (as Ctrl-C does)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="start a new run in a directory that holds one, removing its files and logs")  # fmt: skip
     parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
                         help="train.workers > 1: join this Ray cluster (default: start Ray here)")  # fmt: skip
     return parser.parse_args(argv)
@@ -85,23 +88,36 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def open_run(args: argparse.Namespace) -> tuple[TrainingRun, Path]:
-    """The run to train and its directory: resumed from --resume, or created from --config, --set and --seed."""
-    device = resolve_device(args.device)
+def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
+    """The run directory, and the checked config of a new run (None when resuming: the config is in last.pt)."""
     if args.resume:
-        given = [flag for flag, value in (("--config", args.config), ("--set", args.set), ("--seed", args.seed),
-                                          ("--run-dir", args.run_dir)) if value]  # fmt: skip
+        flags = {"--config": args.config, "--set": args.set, "--seed": args.seed, "--run-dir": args.run_dir,
+                 "--overwrite": args.overwrite}  # fmt: skip
+        given = [flag for flag, value in flags.items() if value]
         if given:
             raise ValueError(f"--resume continues a run with its saved config and directory; drop {', '.join(given)}"
                              " (to change a setting, start a new run)")  # fmt: skip
-        run_dir = Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or ".")
-        return TrainingRun.resume(args.resume, device, commit=git_commit(), ray_address=args.ray_address), run_dir
+        return Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or "."), None
     config_path = args.config or DEFAULT_CONFIG
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
     config = load_config(config_path, args.set + seed_override)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(args.run_dir or f"runs/{Path(config_path).stem}-seed{config.train.seed}-{stamp}")
-    return TrainingRun.create(config, device, commit=git_commit(), ray_address=args.ray_address), run_dir
+    return Path(args.run_dir or f"runs/{Path(config_path).stem}-seed{config.train.seed}-{stamp}"), config
+
+
+def prepare_run_dir(run_dir: Path, new_run: bool, overwrite: bool) -> None:
+    """Refuse a directory holding another run unless --overwrite (which clears that run's files and logs), and
+    remove what interrupted writes left behind. Called holding the directory's lock."""
+    if new_run:
+        found = check_fresh(run_dir, overwrite=overwrite)
+        logs = sorted(run_dir.glob("events.out.tfevents.*"))
+        if found or logs:
+            for path in [*(run_dir / name for name in found), *logs]:
+                path.unlink()
+            say(f"--overwrite: removed the previous run's {', '.join(found + [f'{len(logs)} TensorBoard logs'])}")
+    removed = clean_stale_temps(run_dir)
+    if removed:
+        say(f"removed {len(removed)} temporary files left by interrupted writes in {run_dir}")
 
 
 def log_warm_start(writer: SummaryWriter, epochs: int):
@@ -120,9 +136,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     interrupt = Interrupt()
     try:
-        run, run_dir = open_run(args)
-    except (ValueError, FileNotFoundError, WorkerError) as error:
+        device = resolve_device(args.device)
+        run_dir, config = plan_run(args)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(run_dir).acquire()  # one run at a time in a directory
+    except (ValueError, FileNotFoundError) as error:
         raise SystemExit(f"train.py: error: {error}") from None
+    try:
+        prepare_run_dir(run_dir, new_run=config is not None, overwrite=args.overwrite)
+        if config is None:
+            run = TrainingRun.resume(args.resume, device, commit=git_commit(), ray_address=args.ray_address)
+        else:
+            run = TrainingRun.create(config, device, commit=git_commit(), ray_address=args.ray_address)
+    except (ValueError, FileNotFoundError, WorkerError) as error:
+        lock.release()
+        raise SystemExit(f"train.py: error: {error}") from None
+    try:
+        return train(args, run, run_dir, interrupt)
+    except AtomicWriteError as error:  # a full disk: the previous checkpoint is intact, and the message says so
+        raise SystemExit(f"train.py: error: {error}; resume with: python train.py --resume {run_dir}") from None
+    finally:
+        run.close()
+        lock.release()
+
+
+def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: Interrupt) -> int:
+    """The loop over a run's updates (module docstring); returns the exit status."""
     config, progress = run.config, run.progress
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / "config.toml", to_toml(config))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.pool import SELF, OpponentPool
+from agents.pool import EXPERT, SELF, OpponentPool
 from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import AgentProtocol
@@ -138,13 +138,32 @@ class Arena:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what `state_dict` saved; the observations to act on are encoded again from the engine."""
         dtypes = {name: array.dtype for name, array in self.env.state_dict()["engine"].items()}
-        engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in state["engine"].items()}
+        saved = state["engine"]
+        if not isinstance(saved, dict) or set(saved) != set(dtypes):
+            found = sorted(saved) if isinstance(saved, dict) else type(saved).__name__
+            raise ValueError(f"arena.engine: expected the engine fields {sorted(dtypes)}, found {found}")
+        opponent = _seat_array("arena.opponent", state["opponent"], self.num_envs, -1, self._last_opponent_id())
+        learner_seat = _seat_array("arena.learner_seat", state["learner_seat"], self.num_envs, 0, 1)
+        engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in saved.items()}
         self.env.load_state_dict({"engine": engine, "decision_step": state["decision_step"].numpy(),
                                   "step": state["step"]})  # fmt: skip
         self.players = self.env.current_player
         self.obs = self.env.observe(self.players)
-        self.opponent = state["opponent"].numpy().copy()
-        self.learner_seat = state["learner_seat"].numpy().copy()
+        self.opponent, self.learner_seat = opponent, learner_seat
+
+    def _last_opponent_id(self) -> int:
+        """The largest opponent id a match may hold: a heuristic, or one of the pool's snapshots."""
+        return EXPERT if self.pool is None else EXPERT + len(self.pool.snapshots)
+
+
+def _seat_array(field: str, tensor: Any, n: int, low: int, high: int) -> np.ndarray:
+    """int64[n] of a saved tensor whose values lie in low..high; ValueError naming the field otherwise."""
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.int64 or tuple(tensor.shape) != (n,):
+        raise ValueError(f"{field}: expected an int64 tensor of shape ({n},), found {tensor!r:.80}")
+    array = tensor.numpy().copy()
+    if array.size and (array.min() < low or array.max() > high):
+        raise ValueError(f"{field}: values must lie in {low}..{high}, found {array.min()}..{array.max()}")
+    return array
 
 
 def _to_tensor(array: np.ndarray) -> torch.Tensor:

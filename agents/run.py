@@ -103,7 +103,15 @@ class TrainingRun:
         """The run saved in a last.pt (or a run directory's last.pt), ready to continue exactly."""
         config, saved = load_training(path)
         run = cls(config, device, commit, ray_address)
-        run.load_state_dict(saved)
+        try:
+            run.load_state_dict(saved)
+        except (KeyError, TypeError, AttributeError, RuntimeError, IndexError) as error:
+            run.close()  # a part missing, of the wrong kind or shape: the file is not what save() wrote
+            detail = " ".join(str(error).split())  # torch's messages span lines
+            raise ValueError(f"{path}: the training state is damaged ({type(error).__name__}: {detail})") from None
+        except ValueError as error:
+            run.close()
+            raise ValueError(f"{path}: {error}") from None
         return run
 
     def start(self, log=None, show_progress: bool = False) -> None:

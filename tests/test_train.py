@@ -169,3 +169,34 @@ def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tm
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
     assert f"engine state field '{field}'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run, tmp_path):
+    before = (smoke_run / "policy.pt").read_bytes()
+    done = subprocess.run([sys.executable, "train.py", *SMOKE, "--run-dir", str(smoke_run)], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode != 0 and "--overwrite" in done.stderr and "Traceback" not in done.stderr
+    assert (smoke_run / "policy.pt").read_bytes() == before
+    copy = tmp_path / "again"
+    run_train(*SMOKE, "--run-dir", str(copy))
+    redo = run_train(*SMOKE, "--run-dir", str(copy), "--overwrite")
+    assert "--overwrite: removed the previous run's" in redo.stderr
+    assert len(scalars(copy)["charts/SPS"]) == 4  # the old run's logs went with it: one point per update
+
+
+def test_two_runs_never_share_a_directory(tmp_path):
+    run_dir = tmp_path / "busy"
+    first = subprocess.Popen([sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir),
+                              "--set", "train.updates=100000"], cwd=ROOT, env=ENV,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while not (run_dir / ".run.lock").exists() and time.time() < deadline:
+            time.sleep(0.2)
+        second = subprocess.run([sys.executable, "train.py", "--resume", str(run_dir), "--no-progress"], cwd=ROOT,
+                                env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert second.returncode != 0 and "Traceback" not in second.stderr
+        assert str(first.pid) in second.stderr  # the lock names the run that holds the directory
+    finally:
+        first.kill()
+        first.communicate(timeout=60)

@@ -224,3 +224,26 @@ def test_one_masked_sampler():
              "hollywood_gin_env/agents/policy.py", "hollywood_gin_env/hints.py")  # fmt: skip
     for name in users:
         assert "hollywood_gin_env.agents.masked import" in (root / name).read_text(encoding="utf-8"), name
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda t: t["arena"]["opponent"].fill_(99), "arena.opponent: values must lie in -1.."),
+        (lambda t: t["arena"]["learner_seat"].fill_(5), "arena.learner_seat: values must lie in 0..1"),
+        (lambda t: t["arena"]["engine"].__setitem__("bogus", torch.zeros(3)), "arena.engine: expected the engine"),
+        (lambda t: t["model"].pop(next(iter(t["model"]))), "the training state is damaged (RuntimeError"),
+        (lambda t: t.__setitem__("progress", {"bogus": 1}), "the training state is damaged (TypeError"),
+        (lambda t: t.pop("optimizer"), "the training state is damaged (KeyError"),
+    ],
+)
+def test_a_damaged_training_state_is_one_clear_error(tmp_path, damage, message):
+    run = _run()
+    run.start()
+    run.save(tmp_path / "last.pt")
+    data = torch.load(tmp_path / "last.pt", weights_only=True)
+    damage(data["train"])
+    torch.save(data, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match=None) as error:
+        TrainingRun.resume(tmp_path / "bad.pt")
+    assert message in str(error.value) and "\n" not in str(error.value)
