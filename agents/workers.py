@@ -109,11 +109,16 @@ class RolloutWorker:
                 "generator": self.generator.get_state()}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any], pool_state: dict[str, Any]) -> None:
-        """Put back what `state_dict` returned, and the learner's pool."""
+        """Put back what `state_dict` returned, and the learner's pool; ValueError naming what does not fit."""
+        rng, generator = np.random.default_rng(), torch.Generator()
+        try:
+            rng.bit_generator.state = state["numpy"]
+            generator.set_state(state["generator"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise ValueError(f"rollout worker {self.index}'s saved random streams do not fit: {error}") from None
+        self.arena.load_state_dict(state["arena"])  # checked there (shapes, dtypes, ranges) before the kernels
         self.pool.load_state_dict(pool_state)
-        self.arena.load_state_dict(state["arena"])
-        self.rng.bit_generator.state = state["numpy"]
-        self.generator.set_state(state["generator"])
+        self.rng, self.generator = rng, generator
 
     def where(self) -> tuple[str, int]:
         """(Ray node id, process id) of this worker, as an actor."""

@@ -107,6 +107,21 @@ def test_a_worker_deals_its_share_of_the_one_worker_runs_matches():
         assert (share[name] == whole[name][8:16]).all(), name
 
 
+def test_a_worker_refuses_a_saved_state_that_does_not_fit_it():
+    config = load_config(SMOKE).to_dict()
+    first, second = RolloutWorker(config, 0, 0, 8), RolloutWorker(config, 1, 8, 7)
+    first.reset()
+    second.reset()
+    before = second.state_dict()
+    with pytest.raises(ValueError, match=r"arena.opponent: expected an int64 tensor of shape \(7,\)"):
+        second.load_state_dict(first.state_dict(), second.pool.state_dict())
+    streams = {**before, "numpy": {"bit_generator": "MT19937"}}
+    with pytest.raises(ValueError, match=r"rollout worker 1's saved random streams do not fit: .*PCG64"):
+        second.load_state_dict(streams, second.pool.state_dict())
+    after = second.state_dict()
+    assert after["numpy"] == before["numpy"] and torch.equal(after["generator"], before["generator"])
+
+
 def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
     with pytest.raises(ValueError, match=r"train.workers=17 is more than env.num_envs=16"):
         load_config(SMOKE, ["train.workers=17"])
