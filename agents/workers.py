@@ -116,8 +116,8 @@ class RolloutWorker:
             generator.set_state(state["generator"])
         except (KeyError, TypeError, ValueError, RuntimeError) as error:
             raise ValueError(f"rollout worker {self.index}'s saved random streams do not fit: {error}") from None
+        self.pool.load_state_dict(pool_state)  # first: the arena's check bounds opponent ids by the pool's snapshots
         self.arena.load_state_dict(state["arena"])  # checked there (shapes, dtypes, ranges) before the kernels
-        self.pool.load_state_dict(pool_state)
         self.rng, self.generator = rng, generator
 
     def where(self) -> tuple[str, int]:
