@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"train.py: error: {error}") from None
     try:
         return train(args, run, run_dir, interrupt)
-    except AtomicWriteError as error:  # a full disk: the previous checkpoint is intact, and the message says so
+    except (AtomicWriteError, WorkerError) as error:  # a full disk (the previous checkpoint is intact, the message
+        # says so) or a rollout worker lost while saving: last.pt stays as last written
         raise SystemExit(f"train.py: error: {error}; resume with: python train.py --resume {run_dir}") from None
     finally:
         run.close()
