@@ -6,6 +6,7 @@ and a first, unmeasured round warms its workers (process start, numba cache load
 pays both once per command. The reports of every K are checked to be equal before anything is printed.
 
     python benchmarks/evaluate.py [--agents expert greedy] [--matches 400] [--chunk-matches 200] [--workers 1 2]
+    python benchmarks/evaluate.py --smoke   # seconds: checks the benchmark runs, Ray included (CI); figures not meant
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="values of K (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=3, help="measured rounds per K (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--smoke", action="store_true", help="20 matches, one round (CI): figures not meant")
     args = parser.parse_args()
+    if args.smoke:
+        args.matches, args.chunk_matches, args.rounds = 20, 10, 1
     pairs = [tuple(args.agents)]
     play(pairs, 2, Schedule())  # numba kernels and heuristic tables loaded here before timing
     ray_start, ray_k = None, max(args.workers)
