@@ -37,7 +37,8 @@ from agents.trainstate import TRAIN_KEY, Progress, capture_rng, load_training, p
 from agents.warmstart import clone, collect_teacher
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
-from hollywood_gin_env.evaluate import play_pair, summarize_pair
+from hollywood_gin_env.duplicate import PairRecord, pair_jobs, play_job
+from hollywood_gin_env.evaluate import summarize_pair
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
@@ -175,14 +176,25 @@ class TrainingRun:
         return True
 
     def evaluate(self) -> dict[str, dict[str, Any]]:
-        """Duplicate-deal matches of the greedy policy against each eval opponent (hollywood_gin_env.evaluate)."""
-        agent = PolicyAgent(self.model.policy, deterministic=True, name="learner")
+        """Duplicate-deal matches of the greedy policy against each eval opponent, on evaluate.py's path: the chunks
+        of hollywood_gin_env.duplicate (each opponent its own pair), played here, or on the rollout workers when
+        train.workers > 1; the same results either way."""
         e = self.config.eval
+        jobs = [job for name in e.opponents for job in pair_jobs(("learner", name), ("learner", name), e.matches,
+                                                                 e.seed, self.rules)]  # fmt: skip
         try:
-            return {name: summarize_pair(play_pair(agent, load_agent(name), e.matches, seed=e.seed, rules=self.rules))
-                    for name in e.opponents}  # fmt: skip
+            if self.config.train.workers > 1:
+                played = self.arena.evaluate(self.model, jobs)
+            else:
+                learner = PolicyAgent(self.model.policy, deterministic=True, name="learner")
+                opponents = {name: load_agent(name) for name in e.opponents}
+                played = [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
         finally:
             self.model.train()
+        records = {name: PairRecord("learner", name) for name in e.opponents}
+        for job, record in zip(jobs, played, strict=True):
+            records[job.specs[1]].merge(record)
+        return {name: summarize_pair(record) for name, record in records.items()}
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly, as checkpoint-safe data (the "train" key of last.pt)."""

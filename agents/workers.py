@@ -39,6 +39,9 @@ from agents.config import Config, config_from_dict
 from agents.pool import OpponentPool
 from agents.ppo import ActorCritic, Batch
 from agents.rollout import RolloutStorage
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents.policy import PolicyAgent
+from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
@@ -119,6 +122,17 @@ class RolloutWorker:
         self.pool.load_state_dict(pool_state)  # first: the arena's check bounds opponent ids by the pool's snapshots
         self.arena.load_state_dict(state["arena"])  # checked there (shapes, dtypes, ranges) before the kernels
         self.rng, self.generator = rng, generator
+
+    def evaluate(self, weights: dict[str, torch.Tensor], jobs: list[ChunkJob]) -> list[PairRecord]:
+        """Play evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py's workers do) with the learner's
+        greedy policy of these weights in seat A; the records in the jobs' order."""
+        self.model.load_state_dict(weights)
+        learner = PolicyAgent(self.model.policy, deterministic=True, name="learner")
+        opponents: dict[str, Any] = {}
+        records = [play_job(job, (learner, opponents.setdefault(job.specs[1], load_agent(job.specs[1]))))
+                   for job in jobs]  # fmt: skip
+        self.model.train()
+        return records
 
     def where(self) -> tuple[str, int]:
         """(Ray node id, process id) of this worker, as an actor."""
@@ -245,6 +259,20 @@ class RemoteArena:
         pool_state = self.pool.state_dict()
         self._get([w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
                   "load_state_dict")  # fmt: skip
+
+    def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
+        """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to
+        worker j mod K); the records in the jobs' order (agents/run.py's `evaluate` merges them)."""
+        import ray
+
+        weights = ray.put({name: tensor.detach().cpu() for name, tensor in model.state_dict().items()})
+        shares_of = [jobs[k :: self.workers_count] for k in range(self.workers_count)]
+        refs = [w.evaluate.remote(weights, share) for w, share in zip(self.workers, shares_of, strict=True)]
+        played = self._get(refs, "evaluate")
+        records: list[PairRecord] = [None] * len(jobs)  # type: ignore[list-item]
+        for k, results in enumerate(played):
+            records[k :: self.workers_count] = results
+        return records
 
     def where(self) -> list[tuple[str, int]]:
         """(node id, process id) of every worker."""

@@ -21,7 +21,7 @@ replaced by the lowest-numbered legal action, so the run goes on; the counts are
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -272,6 +272,23 @@ class ChunkJob:
         """Names the chunk in errors: which pair, which chunk, which matches."""
         return (f"chunk {self.chunk + 1} of {self.chunks} of {self.names[0]} vs {self.names[1]} "
                 f"(matches {self.start}-{self.stop - 1})")  # fmt: skip
+
+
+def pair_jobs(
+    specs: tuple[object, object],
+    names: tuple[str, str],
+    num_matches: int,
+    seed: int,
+    rules: Rules,
+    pair: int = 0,
+    chunk_matches: int = CHUNK_MATCHES,
+    threads: int = 1,
+) -> Iterator[ChunkJob]:
+    """The chunks of one pair's num_matches duplicate matches, in order (made as needed)."""
+    chunks = num_chunks(num_matches, chunk_matches)
+    for c in range(chunks):
+        yield ChunkJob(tuple(specs), tuple(names), num_matches, seed, rules, pair, c, chunks,
+                       *chunk_bounds(num_matches, chunk_matches, c), threads)  # fmt: skip
 
 
 def play_job(job: ChunkJob, agents: tuple[AgentProtocol, AgentProtocol],

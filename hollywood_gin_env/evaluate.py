@@ -31,6 +31,7 @@ from hollywood_gin_env.duplicate import (
     chunk_bounds,
     duplicate_deals,
     num_chunks,
+    pair_jobs,
     play_chunk,
     play_job,
 )
@@ -85,12 +86,8 @@ def summarize_pair(record: PairRecord) -> dict[str, Any]:
 def _chunk_jobs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], names: list[tuple[str, str]], num_matches: int,
                 seed: int, rules: Rules, schedule: Schedule) -> Iterator[ChunkJob]:  # fmt: skip
     """Every chunk of every pair, pair by pair, made as needed (a billion matches are a million chunks)."""
-    chunks = num_chunks(num_matches, schedule.chunk_matches)
     for k, (specs, pair_names) in enumerate(zip(pairs, names, strict=True)):
-        for c in range(chunks):
-            start, stop = chunk_bounds(num_matches, schedule.chunk_matches, c)
-            yield ChunkJob(tuple(specs), pair_names, num_matches, seed, rules, k, c, chunks, start, stop,
-                           schedule.threads)  # fmt: skip
+        yield from pair_jobs(specs, pair_names, num_matches, seed, rules, k, schedule.chunk_matches, schedule.threads)
 
 
 def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable) -> None:

@@ -150,6 +150,23 @@ def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(
     resumed.close()
 
 
+def test_evaluation_on_the_workers_equals_evaluation_in_one_process(ray_local):
+    """With K = 2 the eval chunks are played on the rollout workers; the figures equal a one-process evaluation of
+    the same weights (every chunk's deals and seeds depend only on the eval seed and the chunk)."""
+    overrides = [*TWO_WORKERS, "eval.matches=40", "eval.opponents=['expert', 'greedy', 'random']"]
+    run = TrainingRun.create(load_config(SMOKE, overrides))
+    run.start()
+    train(run, 1)
+    remote = run.evaluate()
+    here = TrainingRun.create(load_config(SMOKE, [*overrides, "train.workers=1"]))
+    here.model.load_state_dict(run.model.state_dict())
+    local = here.evaluate()
+    run.close()
+    for name in ("expert", "greedy", "random"):
+        assert remote[name].pop("seconds") >= 0 and local[name].pop("seconds") >= 0
+        assert remote[name] == local[name] and remote[name]["matches"] == 40
+
+
 def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_last_pt_loads(ray_local, tmp_path):
     import ray
 
