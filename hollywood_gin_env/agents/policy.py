@@ -146,9 +146,10 @@ class CardPolicy(nn.Module):
         kernel = self.runs.weight.view(channels, SUIT_KERNEL, CARD_INPUTS).transpose(1, 2)
         runs = nn.functional.conv1d(by_suit, kernel, self.runs.bias, padding=SUIT_KERNEL // 2)
         sets = torch.einsum("bkr,ck->bcr", cards.sum(2), self.rank_mix.weight)  # the rank across the four suits
-        context = self.context(features)[:, None, :, None]
-        hidden = self.act(runs.view(batch, NUM_SUITS, channels, NUM_RANKS) + sets[:, None] + context
-                          + self.rank_bias.t())  # (B, suit, C, rank)  # fmt: skip
+        # what every suit shares (the rank's set count, the table's context, the rank's bias), summed first: one
+        # broadcast over the suits, so the backward pass reduces one (B, suit, C, rank) gradient, not three
+        shared = sets + self.context(features)[:, :, None] + self.rank_bias.t()  # (B, C, rank)
+        hidden = self.act(runs.view(batch, NUM_SUITS, channels, NUM_RANKS) + shared[:, None])  # (B, suit, C, rank)
         per_card = torch.einsum("bscr,oc->bosr", hidden, self.card_out.weight) + self.card_out.bias[:, None, None]
         per_card = per_card.reshape(batch, 3, NUM_CARDS)  # discard, knock, take; card = suit * 13 + rank
         if self.take_features:
