@@ -38,7 +38,6 @@ class Flaky:
                 return actions.astype(np.float64) + 0.5
         return actions
 
-
     @staticmethod
     def choose(mask: np.ndarray) -> int:
         legal = np.flatnonzero(mask)
@@ -207,4 +206,3 @@ def test_array_likes_such_as_tensors_follow_the_same_rule():
     assert not info["illegal_action"]
     with pytest.raises(TypeError, match="integer action id"):
         env.step(torch.tensor(1.0))
-

@@ -8,9 +8,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.config import load_config, parse_override  # noqa: E402
-from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
 from agents.rollout import RolloutStorage  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 
@@ -172,7 +172,6 @@ def test_gae_per_player_matches_a_plain_loop(learner_seat):
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_arena_episode_decides_where_returns_stop(episode):
     """env.episode = "hand" ends each return chain at its hand's score; "match" runs it on through later hands."""
-    import torch
 
     from agents.arena import Arena
     from hollywood_gin_env.rules import Rules
