@@ -3,6 +3,7 @@ of the loop made on the wrong device, and hand statistics that the trainer and t
 
 from __future__ import annotations
 
+import signal
 import weakref
 from pathlib import Path
 
@@ -247,3 +248,22 @@ def test_a_damaged_training_state_is_one_clear_error(tmp_path, damage, message):
     with pytest.raises(ValueError, match=None) as error:
         TrainingRun.resume(tmp_path / "bad.pt")
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_failing_evaluation_never_costs_the_training_before_it(tmp_path, monkeypatch):
+    """train.py writes last.pt before each evaluation: if the evaluation fails, the updates before it are saved."""
+    import train
+
+    def broken(self):
+        raise RuntimeError("evaluation failed")
+
+    monkeypatch.setattr(TrainingRun, "evaluate", broken)
+    sigint = signal.getsignal(signal.SIGINT)  # train.main installs its Ctrl-C handler
+    try:
+        with pytest.raises(RuntimeError, match="evaluation failed"):
+            train.main(["--config", SMOKE, "--run-dir", str(tmp_path / "run"), "--no-progress"])
+    finally:
+        signal.signal(signal.SIGINT, sigint)
+    saved = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
+    assert saved["train"]["progress"]["update"] == 2  # configs/smoke.toml evaluates every 2 updates
+    assert not (tmp_path / "run" / ".run.lock").exists()  # and the directory is free again
