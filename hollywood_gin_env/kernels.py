@@ -12,7 +12,7 @@ import numpy as np
 from hollywood_gin_env._jit import njit, njit_inline
 from hollywood_gin_env.bits import LOWEST_RANK, SUIT_BITS
 from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.melds import BIG, MAX_MELDS, discard_deadwoods_mask
+from hollywood_gin_env.melds import MAX_MELDS, best_deadwood_taking, discard_deadwoods_mask
 from hollywood_gin_env.rules import (
     DEALER_LOSER_DEALS,
     DEALER_WINNER_DEALS,
@@ -113,12 +113,10 @@ def _deal(i: int, s: EngineState) -> None:
 
 
 @njit
-def _can_knock_with(hand: int, card: int, params: np.ndarray, scratch: np.ndarray) -> bool:
-    """True if taking `card` (from the pile) into `hand` allows a knock (R12), R9 applied."""
-    discard_deadwoods_mask(hand | (1 << card), scratch)
-    if params[P_ALLOW_REDISCARD] == 0:
-        scratch[card] = BIG  # R9: the taken card may not be the knock discard
-    return scratch.min() <= params[P_KNOCK_LIMIT]
+def _can_knock_with(hand: int, card: int, params: np.ndarray) -> bool:
+    """True if taking `card` (from the pile) into `hand` allows a knock (R12), R9 applied: unless the rules allow
+    it, the taken card may not be the knock discard."""
+    return best_deadwood_taking(hand, card, params[P_ALLOW_REDISCARD] != 0) <= params[P_KNOCK_LIMIT]
 
 
 @njit
@@ -255,7 +253,7 @@ def _after_hand(i: int, winner: int, s: EngineState, params: np.ndarray) -> None
 
 
 @njit_inline
-def _discard(i: int, card: int, s: EngineState, params: np.ndarray, scratch: np.ndarray) -> None:
+def _discard(i: int, card: int, s: EngineState, params: np.ndarray) -> None:
     """Discard without knocking; the hand dies when the stock is down to its last cards (R26, R28)."""
     match = s.match
     player = match[i, M_PLAYER]
@@ -269,15 +267,14 @@ def _discard(i: int, card: int, s: EngineState, params: np.ndarray, scratch: np.
     match[i, M_PHASE] = PHASE_DRAW
     if NUM_CARDS - match[i, M_STOCK_POS] > params[P_DEAD_STOCK]:
         return
-    if params[P_LAST_DISCARD] == LAST_DISCARD_MAY_TAKE and _can_knock_with(s.hands[i, 1 - player], card, params,
-                                                                            scratch):  # fmt: skip
+    if params[P_LAST_DISCARD] == LAST_DISCARD_MAY_TAKE and _can_knock_with(s.hands[i, 1 - player], card, params):
         match[i, M_PHASE] = PHASE_LAST_DISCARD
     else:
         _dead_hand(i, s, params)
 
 
 @njit_inline
-def _apply(i: int, action: int, s: EngineState, params: np.ndarray, scratch: np.ndarray) -> None:
+def _apply(i: int, action: int, s: EngineState, params: np.ndarray) -> None:
     """Apply one legal action to match i."""
     match = s.match
     phase = match[i, M_PHASE]
@@ -303,7 +300,7 @@ def _apply(i: int, action: int, s: EngineState, params: np.ndarray, scratch: np.
     elif action >= KNOCK_BASE:
         _knock(i, action - KNOCK_BASE, s, params)
     else:
-        _discard(i, action - DISCARD_BASE, s, params, scratch)
+        _discard(i, action - DISCARD_BASE, s, params)
 
 
 @njit
@@ -311,7 +308,6 @@ def step_kernel(actions, active, params, arrays) -> None:
     """Advance every active match by its action; illegal actions set S_ILLEGAL and change nothing."""
     s = named(arrays)
     flags, legal = s.last_step, s.legal
-    scratch = np.zeros(NUM_CARDS, dtype=np.int64)
     for i in range(flags.shape[0]):
         # The per-step flags describe this call, so matches left out of it report that nothing happened.
         flags[i, S_HAND_OVER] = 0
@@ -324,7 +320,7 @@ def step_kernel(actions, active, params, arrays) -> None:
         if action < 0 or action >= legal.shape[1] or legal[i, action] == 0:
             flags[i, S_ILLEGAL] = 1
             continue
-        _apply(i, action, s, params, scratch)
+        _apply(i, action, s, params)
         _update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
 
 

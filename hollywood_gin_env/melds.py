@@ -56,6 +56,19 @@ def _build_suit_tables() -> tuple[np.ndarray, np.ndarray]:
 SUIT_DEADWOOD, SUIT_MELDED = _build_suit_tables()
 
 
+def _build_drop_table() -> np.ndarray:
+    masks = np.arange(1 << NUM_RANKS)
+    best = np.full(masks.shape, BIG, dtype=np.int64)
+    for rank in range(NUM_RANKS):
+        held = (masks >> rank) & 1 == 1
+        best[held] = np.minimum(best[held], SUIT_DEADWOOD[masks[held] ^ (1 << rank)])
+    return best
+
+
+#: SUIT_BEST_DROP[m]: the lowest run-only deadwood of m less one of its cards (BIG for the empty mask).
+SUIT_BEST_DROP = _build_drop_table()
+
+
 @njit
 def _runs_deadwood(rest: int) -> int:
     """Run-only deadwood of a hand mask (the sum of four table lookups)."""
@@ -219,6 +232,42 @@ def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
         removed = _combo3(c0, c1, c2, o0, o1, combo)
         if removed >= 0:
             _discard_update(hand, removed, out)
+
+
+@njit
+def best_deadwood_taking(hand: int, card: int, may_discard_card: bool) -> int:
+    """Lowest deadwood of hand + card after one discard (the taken card itself excluded unless may_discard_card).
+
+    The same one pass over the set combinations as `discard_deadwoods_mask`, keeping only the minimum.
+    """
+    full = hand | (1 << card)
+    n, r0, o0, r1, o1, r2, o2 = _set_ranks3(full)
+    best = BIG
+    if n > 3:  # only hands of 12 cards or more
+        for c in range(52):
+            if (full >> c) & 1 and (c != card or may_discard_card):
+                best = min(best, _min_deadwood_general(full & ~(1 << c)))
+        return best
+    barred_suit, barred = (card // NUM_RANKS, 1 << (card % NUM_RANKS)) if not may_discard_card else (-1, 0)
+    c0, c1, c2 = rank_cards(full, r0), rank_cards(full, r1), rank_cards(full, r2)
+    for combo in range(o0 * o1 * o2):
+        removed = _combo3(c0, c1, c2, o0, o1, combo)
+        if removed < 0:
+            continue
+        rest = full & ~removed
+        total = _runs_deadwood(rest)
+        for suit in range(4):
+            bits = (rest >> (NUM_RANKS * suit)) & SUIT_BITS
+            base = total - SUIT_DEADWOOD[bits]
+            if suit != barred_suit:
+                best = min(best, base + SUIT_BEST_DROP[bits])
+                continue
+            remaining = bits & ~barred
+            while remaining:
+                rank = LOWEST_RANK[remaining]
+                remaining ^= 1 << rank
+                best = min(best, base + SUIT_DEADWOOD[bits ^ (1 << rank)])
+    return best
 
 
 @njit

@@ -16,7 +16,7 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit, njit_inline
 from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
-from hollywood_gin_env.melds import BIG, count_bits, discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.melds import BIG, best_deadwood_taking, count_bits, min_deadwood_mask
 from hollywood_gin_env.rules import (
     P_ALLOW_REDISCARD,
     P_GAME_TARGET,
@@ -232,12 +232,7 @@ def _encode_deadwood(i: int, p: int, s: EngineState, params: np.ndarray, out: np
 @njit_inline
 def _encode_take(hand: int, face: int, now: int, out: np.ndarray) -> None:
     """The "take_effect" block: the best deadwood after taking `face` and discarding another card."""
-    after = np.empty(NUM_CARDS, dtype=np.int64)
-    discard_deadwoods_mask(hand | (1 << face), after)
-    best = now
-    for c in range(NUM_CARDS):
-        if c != face and (hand >> c) & 1 and after[c] < best:
-            best = after[c]
+    best = min(now, best_deadwood_taking(hand, face, False))
     out[O_TAKE_EFFECT] = (now - best) / 10.0
     out[O_TAKE_EFFECT + 1] = best / DEADWOOD_SCALE
     out[O_TAKE_EFFECT + 2] = 1.0 if best < now else 0.0

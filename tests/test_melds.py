@@ -653,3 +653,22 @@ def test_showdown_rejects_overlapping_hands():
     """The knocker's and the defender's cards must be disjoint."""
     with pytest.raises(ValueError, match="overlap"):
         showdown("AS 2S 3S", "3S 4S 5S")
+
+
+@pytest.mark.nojit
+@pytest.mark.parametrize("may_discard_card", [False, True])
+def test_best_deadwood_taking_is_the_best_discard_after_taking(may_discard_card):
+    """best_deadwood_taking(hand, card, may) is the lowest deadwood of hand + card less one discard, the taken card
+    excluded unless `may` (R9), against the plain solver on every discard of random hands (sets included)."""
+    rng = np.random.default_rng(11 + may_discard_card)
+    trials = 300
+    for _ in range(trials):
+        cards = [int(c) for c in rng.choice(52, 11, replace=False)]
+        if rng.random() < 0.5:  # often a set rank or two, where the set options matter
+            r = int(rng.integers(0, 13))
+            cards = list(dict.fromkeys([r, 13 + r, 26 + r, *cards]))[:11]
+        hand, card = melds.hand_mask(cards[:10]), cards[10]
+        full = hand | (1 << card)
+        discards = [c for c in range(52) if (full >> c) & 1 and (c != card or may_discard_card)]
+        want = min(melds.min_deadwood_mask(full & ~(1 << c)) for c in discards)
+        assert melds.best_deadwood_taking(hand, card, may_discard_card) == want, (cards_str(cards[:10]), card)
