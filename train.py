@@ -85,7 +85,7 @@ class Interrupt:
 
 def say(message: str) -> None:
     """A progress note (stderr, so that stdout holds only the closing summary)."""
-    print(message, file=sys.stderr, flush=True)
+    tqdm.write(message, file=sys.stderr)  # above any progress bar, never through it
 
 
 def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
