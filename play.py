@@ -1,6 +1,6 @@
 """Play a Hollywood Gin match (the whole series) against a bot: `python play.py` (terminal) or `--web` (browser).
 
-See README.md, "Play against a bot", and docs/PLAY.md. The match, the bot, the save file (hollywood_gin_env.session),
+See docs/PLAY.md. The match, the bot, the save file (hollywood_gin_env.session),
 the table, the words and the command parser live in the library; this file is the terminal loop around them, and
 `--web` serves the page of hollywood_gin_env.web over the same session.
 """
@@ -164,13 +164,13 @@ def replay(path: str, console: Console) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See README.md, 'Play against a bot'.")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument("--opponent", help="checkpoint:PATH, expert, greedy or random (default: the shipped "
                         "checkpoints/hollywood-ppo.pt if present, else expert)")  # fmt: skip
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
     parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")
-    parser.add_argument("--deck", help="fix the first deal: 52 cards (README, 'Play against a bot')")
+    parser.add_argument("--deck", help="fix the first deal: 52 cards (docs/PLAY.md)")
     parser.add_argument("--no-color", action="store_true", help="plain text, no colours")
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
     parser.add_argument("--resume", metavar="PATH", help="continue a saved match (and keep saving to it)")

@@ -62,7 +62,7 @@ def play_pair(agent_a: AgentProtocol, agent_b: AgentProtocol, num_matches: int, 
 
 
 def summarize_pair(record: PairRecord) -> dict[str, Any]:
-    """The per-pair figures of the report (README, "Benchmarking"), from the pair's totals."""
+    """The per-pair figures of the report (docs/EVALUATION.md), from the pair's totals."""
     m, n, games = record.matches, record.hands, record.games
     per_hand = lambda count: count / max(n, 1)  # noqa: E731
     lo, hi = wilson_interval(record.match_wins_a, m)
@@ -233,7 +233,7 @@ def check_writable(path: str) -> None:
 def _parser() -> argparse.ArgumentParser:
     """The command line's options."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     epilog="See README.md, 'Benchmarking', and docs/SCALING.md.")  # fmt: skip
+                                     epilog="See docs/EVALUATION.md and docs/SCALING.md.")  # fmt: skip
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"],

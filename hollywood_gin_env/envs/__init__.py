@@ -1,6 +1,6 @@
 """The Gymnasium environments: the single-agent env, its batched VectorEnv and the two-player self-play env.
 
-`import hollywood_gin_env` registers "HollywoodGin-v1" (with a `vector_entry_point`); README, "Environments".
+`import hollywood_gin_env` registers "HollywoodGin-v1" (with a `vector_entry_point`); docs/ENVIRONMENTS.md.
 """
 
 from hollywood_gin_env.envs.hollywood_gin import HollywoodGinEnv

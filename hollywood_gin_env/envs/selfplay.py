@@ -1,7 +1,7 @@
 """`SelfPlayVectorEnv`: N two-player matches in one batched engine, for self-play trainers.
 
 Every step is one decision, made by the player to act in each match; both players' rewards come
-back each step with the bookkeeping that says which decision each reward belongs to. README,
+back each step with the bookkeeping that says which decision each reward belongs to. docs/ENVIRONMENTS.md,
 "Self-play for trainers", describes how PPO uses it.
 """
 
