@@ -162,6 +162,13 @@ def _start_ray(address: str | None, workers: int) -> bool:
     return True
 
 
+def _put_weights(model: ActorCritic):
+    """The model's weights, on the CPU, in Ray's object store once (every worker reads the same object)."""
+    import ray
+
+    return ray.put({name: tensor.detach().cpu() for name, tensor in model.state_dict().items()})
+
+
 class RemoteArena:
     """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
 
@@ -218,9 +225,8 @@ class RemoteArena:
 
     def collect(self, model: ActorCritic, device: torch.device) -> Batch:
         """Every worker's rollout with the model's weights, concatenated in worker order on `device`."""
-        import ray
 
-        weights = ray.put({name: tensor.detach().cpu() for name, tensor in model.state_dict().items()})
+        weights = _put_weights(model)
         wins, played = self.pool.wins.copy(), self.pool.played.copy()
         refs = [w.collect.remote(weights, wins, played, self.snapshot_pending) for w in self.workers]
         results = self._get(refs, "collect")
@@ -263,9 +269,8 @@ class RemoteArena:
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to
         worker j mod K); the records in the jobs' order (agents/run.py's `evaluate` merges them)."""
-        import ray
 
-        weights = ray.put({name: tensor.detach().cpu() for name, tensor in model.state_dict().items()})
+        weights = _put_weights(model)
         shares_of = [jobs[k :: self.workers_count] for k in range(self.workers_count)]
         refs = [w.evaluate.remote(weights, share) for w, share in zip(self.workers, shares_of, strict=True)]
         played = self._get(refs, "evaluate")
