@@ -18,6 +18,7 @@ import torch
 from agents.pool import EXPERT, SELF, OpponentPool
 from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
+from agents.tableview import table_view
 from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.envs import SelfPlayVectorEnv
@@ -72,6 +73,7 @@ class Arena:
             learner = (self.opponent == SELF) | (self.players == self.learner_seat)
             actions = np.zeros(self.num_envs, dtype=np.int64)
             obs, masks = self.obs["observation"], self.obs["action_mask"].astype(np.bool_)
+            table = table_view(self.env.engine.state, self.players)
             rows = np.flatnonzero(learner)
             if actor is not None:
                 actions[rows] = actor.act(obs[rows], masks[rows])
@@ -80,11 +82,11 @@ class Arena:
             elif rows.size:
                 started = time.perf_counter()
                 actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = self._sample(
-                    model, obs[rows], masks[rows], generator
+                    model, obs[rows], table[rows], masks[rows], generator
                 )
                 self.forward_s += time.perf_counter() - started
             self._opponents_act(~learner, obs, masks, actions, generator)
-            storage.obs[t], storage.masks[t], storage.actions[t] = obs, masks, actions
+            storage.obs[t], storage.table[t], storage.masks[t], storage.actions[t] = obs, table, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
             self._step(storage, actions, rng)
         storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
@@ -116,14 +118,17 @@ class Arena:
         values = np.zeros((self.num_envs, 2), dtype=np.float32)
         with torch.no_grad():
             for p in (0, 1):
-                view = self.env.observe(np.full(self.num_envs, p))
-                values[:, p] = model.value(torch.from_numpy(view["observation"]).to(self.device)).cpu().numpy()
+                seat = np.full(self.num_envs, p)
+                view = torch.from_numpy(self.env.observe(seat)["observation"]).to(self.device)
+                table = torch.from_numpy(table_view(self.env.engine.state, seat)).to(self.device)
+                values[:, p] = model.value(view, table).cpu().numpy()
         return values
 
-    def _sample(self, model: ActorCritic, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator):
+    def _sample(self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray,
+                generator: torch.Generator):  # fmt: skip
         """(actions, log-probabilities, values) of the learner on a batch of rows, sampled on the device."""
         with torch.no_grad():
-            logits, values = model(torch.from_numpy(obs).to(self.device))
+            logits, values = model(torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device))
             actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
         return actions.cpu().numpy(), chosen.cpu().numpy(), values.cpu().numpy()
 

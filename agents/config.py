@@ -89,6 +89,10 @@ class ModelConfig:
     """width of each card's hidden vector in the "cards" head"""
     take_features: bool = False
     """"cards" only: give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
+    critic: str = field(default="player", metadata=_allowed(choices=("player", "table")))
+    """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
+    player cannot see (the opponent's hand and deadwood, the next stock card; agents/tableview.py), through a small
+    MLP: a training-time baseline only, never part of the shipped policy"""
 
 
 @dataclass

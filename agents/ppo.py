@@ -12,27 +12,47 @@ import torch
 from torch import nn
 
 from agents.config import PPOConfig
+from agents.tableview import TABLE_VIEW_SIZE
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
+CRITICS = ("player", "table")
+TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layer: it has to combine the two inputs, not add them
+
 
 class ActorCritic(nn.Module):
-    """`policy` (the network a checkpoint holds) plus a value head on its torso's features."""
+    """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
+    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py)."""
 
-    def __init__(self, policy_config: dict[str, Any]) -> None:
+    def __init__(self, policy_config: dict[str, Any], critic: str = "player") -> None:
         super().__init__()
+        if critic not in CRITICS:
+            raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
         self.policy_config = check_policy_config(dict(policy_config))
         self.policy = build_policy(self.policy_config)
-        self.value_head = nn.Linear(self.policy.feature_size, 1)
+        self.critic = critic
+        size = self.policy.feature_size
+        if critic == "table":
+            self.value_head = nn.Sequential(nn.Linear(size + TABLE_VIEW_SIZE, TABLE_CRITIC_WIDTH), nn.ReLU(),
+                                            nn.Linear(TABLE_CRITIC_WIDTH, 1))  # fmt: skip
+        else:
+            self.value_head = nn.Linear(size, 1)
 
-    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, 107), values (B,))."""
+    def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits (B, 107), values (B,)); `table` (B, TABLE_VIEW_SIZE) is read by a "table" critic only."""
         features = self.policy.features(obs)
-        return self.policy.head(obs, features), self.value_head(features).squeeze(-1)
+        return self.policy.head(obs, features), self._value(features, table)
 
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
+    def value(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
         """V(obs) only."""
-        return self.value_head(self.policy.features(obs)).squeeze(-1)
+        return self._value(self.policy.features(obs), table)
+
+    def _value(self, features: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
+        if self.critic == "table":
+            if table is None:
+                raise ValueError('a "table" critic needs the table view (agents/tableview.py) of every row')
+            features = torch.cat([features, table], dim=-1)
+        return self.value_head(features).squeeze(-1)
 
 
 @dataclass
@@ -40,6 +60,7 @@ class Batch:
     """The learner's valid rows of a rollout, flattened, as tensors on the learner's device."""
 
     obs: torch.Tensor
+    table: torch.Tensor
     masks: torch.Tensor
     actions: torch.Tensor
     logprobs: torch.Tensor
@@ -58,9 +79,9 @@ class Batch:
         def rows(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array[valid])).to(device)
 
-        return cls(obs=rows(storage.obs), masks=rows(storage.masks), actions=rows(storage.actions),
-                   logprobs=rows(storage.logprobs), values=rows(storage.values), advantages=rows(advantages),
-                   returns=rows(advantages + storage.values))  # fmt: skip
+        return cls(obs=rows(storage.obs), table=rows(storage.table), masks=rows(storage.masks),
+                   actions=rows(storage.actions), logprobs=rows(storage.logprobs), values=rows(storage.values),
+                   advantages=rows(advantages), returns=rows(advantages + storage.values))  # fmt: skip
 
 
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, config: PPOConfig,
@@ -101,7 +122,7 @@ def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch:
 def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig,
              ent_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:  # fmt: skip
     """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
-    logits, new_values = model(batch.obs[idx])
+    logits, new_values = model(batch.obs[idx], batch.table[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
     entropy = entropy_of(log_probs).mean()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.tableview import TABLE_VIEW_SIZE
+
 
 class RolloutStorage:
     """Preallocated numpy buffers of one rollout."""
@@ -20,6 +22,7 @@ class RolloutStorage:
         shape = (steps, num_envs)
         self.steps, self.num_envs = steps, num_envs
         self.obs = np.zeros((*shape, obs_size), dtype=np.float32)
+        self.table = np.zeros((*shape, TABLE_VIEW_SIZE), dtype=np.float32)  # for a "table" critic (agents/tableview)
         self.masks = np.zeros((*shape, num_actions), dtype=np.bool_)
         self.actions = np.zeros(shape, dtype=np.int64)
         self.logprobs = np.zeros(shape, dtype=np.float32)

@@ -30,22 +30,22 @@ TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_00
 
 def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
                     progress: Callable[[int], None] = lambda n: None) -> dict[str, np.ndarray]:  # fmt: skip
-    """The teacher's decisions: obs, masks, actions and discounted returns, flattened; progress(n) after each
-    round with the decisions collected in it."""
+    """The teacher's decisions: obs, table views, masks, actions and discounted returns, flattened; progress(n)
+    after each round with the decisions collected in it."""
     w = config.warmstart
     env = config.env
     arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode)
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": [], "returns": []}
+    parts: dict[str, list[np.ndarray]] = {"obs": [], "table": [], "masks": [], "actions": [], "returns": []}
     collected = 0
     while collected < w.decisions:
         arena.collect(storage, None, None, rng, actor=teacher)
         returns = storage.advantages(config.ppo.gamma, 1.0)  # values are 0: advantages are the returns
         valid = storage.valid
-        for key, array in (("obs", storage.obs), ("masks", storage.masks), ("actions", storage.actions),
-                           ("returns", returns)):  # fmt: skip
+        for key, array in (("obs", storage.obs), ("table", storage.table), ("masks", storage.masks),
+                           ("actions", storage.actions), ("returns", returns)):  # fmt: skip
             parts[key].append(array[valid])
         count = int(valid.sum())
         progress(min(count, w.decisions - collected))
@@ -58,7 +58,7 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
     """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
     after each epoch."""
     w = config.warmstart
-    obs, masks = (torch.from_numpy(data[key]).to(device) for key in ("obs", "masks"))
+    obs, table, masks = (torch.from_numpy(data[key]).to(device) for key in ("obs", "table", "masks"))
     actions = torch.from_numpy(data["actions"]).to(device)
     returns = torch.from_numpy(data["returns"].astype(np.float32)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)
@@ -71,7 +71,7 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
         totals = torch.zeros(3, dtype=torch.float64, device=device)
         for start in range(0, size, w.minibatch_size):
             idx = order[start : start + w.minibatch_size]
-            logits, values = model(obs[idx])
+            logits, values = model(obs[idx], table[idx])
             log_probs = masked_log_probs(logits, masks[idx])
             policy_loss = -log_probs.gather(1, actions[idx, None]).mean()
             value_loss = 0.5 * ((values - returns[idx]) ** 2).mean()

@@ -46,7 +46,7 @@ from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
-ROWS = ("obs", "masks", "actions", "logprobs", "values", "advantages")
+ROWS = ("obs", "table", "masks", "actions", "logprobs", "values", "advantages")
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
 
 
@@ -76,7 +76,7 @@ class RolloutWorker:
         torch.set_num_threads(1)  # one CPU per actor
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
-        self.model = ActorCritic(config.policy_config())
+        self.model = ActorCritic(config.policy_config(), config.model.critic)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
         self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode)

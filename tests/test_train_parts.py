@@ -12,7 +12,7 @@ from agents.rollout import RolloutStorage  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE  # noqa: E402
 
 # --- config ----------------------------------------------------------------------------------------------
 
@@ -205,3 +205,50 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
     assert (plain["actions"] != other["actions"]).any()  # the tuned weights are taught
     with pytest.raises(ValueError, match="teacher_weights"):
         load_config("configs/smoke.toml", ["warmstart.teacher=greedy", f"warmstart.teacher_weights={tuned}"])
+
+
+# --- the "table" critic ----------------------------------------------------------------------------------
+
+
+def test_table_view_is_the_opponents_hand_its_deadwood_and_the_next_stock_card():
+    from agents.tableview import NEXT_STOCK, OPPONENT_DEADWOOD, OPPONENT_HAND, table_view
+    from hollywood_gin_env.cards import from_mask
+    from hollywood_gin_env.melds import min_deadwood_mask
+    from hollywood_gin_env.state import M_STOCK_POS
+
+    env = SelfPlayVectorEnv(6, episode="hand")
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(30):  # into the hands, past draws and discards
+        masks = env.action_masks()
+        env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    s = env.engine.state
+    players = env.current_player
+    view = table_view(s, players)
+    for i, p in enumerate(players):
+        opponent = int(s.hands[i, 1 - p])
+        assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:NEXT_STOCK])) == from_mask(opponent)
+        assert np.flatnonzero(view[i, NEXT_STOCK:OPPONENT_DEADWOOD]).tolist() == [s.deck[i, s.match[i, M_STOCK_POS]]]
+        assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
+        hand_offset = OBS_LAYOUT["hand"][0]
+        own = env.observe(players)["observation"][i, hand_offset : hand_offset + 52]
+        assert not view[i, OPPONENT_HAND:NEXT_STOCK] @ own  # the opponent's cards, not the player's
+
+
+def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
+    from agents.ppo import ActorCritic
+    from agents.tableview import TABLE_VIEW_SIZE
+
+    config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
+    torch.manual_seed(0)
+    obs = torch.rand(8, OBS_SIZE)
+    tables = torch.zeros(8, TABLE_VIEW_SIZE), torch.rand(8, TABLE_VIEW_SIZE)
+    table_model, player_model = ActorCritic(config, "table"), ActorCritic(config, "player")
+    (logits_a, values_a), (logits_b, values_b) = (table_model(obs, t) for t in tables)
+    assert torch.equal(logits_a, logits_b) and not torch.allclose(values_a, values_b)
+    assert torch.equal(player_model(obs, tables[0])[1], player_model(obs, tables[1])[1])
+    with pytest.raises(ValueError, match="table view"):
+        table_model(obs)
+    with pytest.raises(ValueError, match="critic='oracle'"):
+        ActorCritic(config, "oracle")
+    assert set(table_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds

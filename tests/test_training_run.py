@@ -17,6 +17,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 from agents.config import load_config  # noqa: E402
 from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
 from agents.run import TrainingRun, resolve_device  # noqa: E402
+from agents.tableview import TABLE_VIEW_SIZE  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
@@ -71,21 +72,22 @@ def test_the_warm_start_is_seeded():
     assert not _equal(_weights(a), _weights(c))
 
 
-@pytest.mark.parametrize("arch", ["mlp", "cards"])
-def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch):
+@pytest.mark.parametrize(("arch", "critic"), [("mlp", "player"), ("cards", "player"), ("cards", "table")])
+def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic):
     """The forward pass is torch from input to logits: on the meta device (no data) it runs, and so do the loss and
     its backward pass, so nothing in them leaves torch for numpy or numba."""
     config = {"arch": arch, "hidden_sizes": [32], "card_channels": 8, "take_features": arch == "cards"}
     with torch.device("meta"):
-        model = ActorCritic(config)
+        model = ActorCritic(config, critic)
     batch_size = 16
     obs = torch.empty(batch_size, OBS_SIZE, device="meta")
-    logits, values = model(obs)
+    table = torch.empty(batch_size, TABLE_VIEW_SIZE, device="meta")
+    logits, values = model(obs, table)
     assert logits.device.type == values.device.type == "meta"
     assert logits.shape == (batch_size, NUM_ACTIONS) and values.shape == (batch_size,)
 
     zeros = torch.zeros(batch_size, device="meta")
-    batch = Batch(obs=obs, masks=torch.ones(batch_size, NUM_ACTIONS, dtype=torch.bool, device="meta"),
+    batch = Batch(obs=obs, table=table, masks=torch.ones(batch_size, NUM_ACTIONS, dtype=torch.bool, device="meta"),
                   actions=torch.zeros(batch_size, dtype=torch.int64, device="meta"), logprobs=zeros, values=zeros,
                   advantages=zeros, returns=zeros)  # fmt: skip
     run_config = load_config(SMOKE)
