@@ -1,6 +1,6 @@
 """Agents behind one batched protocol: `act(observations, action_masks) -> actions` (numpy in and out).
 
-`load_agent(spec)` builds one from a spec: "random", "greedy", "expert" or "checkpoint:PATH".
+`load_agent(spec)` builds one from a spec: "random", "greedy", "expert", "search[:OPTIONS]" or "checkpoint:PATH".
 Agents see only what the observation and the action mask hold.
 """
 
@@ -14,10 +14,12 @@ from hollywood_gin_env.sampling import check_seed
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
+SEARCH_NAME = "search"
 
 
 def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProtocol:
-    """The agent a spec names: "random", "greedy", "expert" or "checkpoint:PATH" (an agent passes through)."""
+    """The agent a spec names: "random", "greedy", "expert", "search" or "search:rollouts=R,candidates=C,policy=P"
+    (hollywood_gin_env/agents/search.py), or "checkpoint:PATH" (an agent passes through)."""
     if seed is not None:
         check_seed(seed)
     if not isinstance(spec, str):
@@ -29,6 +31,10 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProto
         agent = HEURISTICS[key.lower()]()
         agent.reset(seed)
         return agent
+    if key.lower() == SEARCH_NAME or key.lower().startswith(SEARCH_NAME + ":"):
+        from hollywood_gin_env.agents.search import SearchAgent, parse_search_spec
+
+        return SearchAgent(**parse_search_spec(key), seed=seed)
     if key.lower().startswith(CHECKPOINT_PREFIX):
         try:
             from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
@@ -36,7 +42,8 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProto
             raise ValueError(f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
                              f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"') from None  # fmt: skip
         return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed)
-    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)} or checkpoint:PATH")
+    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, search[:OPTIONS] "
+                     "or checkpoint:PATH")  # fmt: skip
 
 
 __all__ = ["Agent", "AgentProtocol", "ExpertAgent", "GreedyAgent", "RandomAgent", "as_batch", "load_agent"]

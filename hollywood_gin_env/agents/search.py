@@ -1,0 +1,367 @@
+"""`SearchAgent`: flat Monte Carlo look-ahead over the few actions worth comparing, on sampled deals consistent with
+everything the player knows.
+
+For each decision with more than one candidate the agent samples `rollouts` determinisations of what it cannot see,
+conditioned on what the observation says: the opponent holds every card it took from the pile and still has, plus
+10 - that many cards drawn from the unseen ones; the stock is the rest of the unseen cards in a random order; the
+discard pile, its order, the face-up card, the phase, the dealer and the turn are the observation's. Each candidate
+is applied in each determinisation (the same determinisations for every candidate: common random numbers), the hand
+is played to its end by the rollout policy (`greedy` or `expert`, for both seats) in this package's own engine, and
+the candidate with the best mean hand score for the player (points won, minus points lost, 0 for a dead hand) is
+played; ties go to `expert`'s own choice, which is always the first candidate.
+
+Candidates: in the discard phase, `expert`'s action, the legal knock that leaves the least deadwood, and the
+`candidates` discards `expert` scores best; in the other phases every legal action (take, pass or draw).
+
+The agent reads only the observation and the mask (never the engine of the match it plays in); the engine it
+rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
+block must agree with them. Randomness: each row's determinisations are seeded from the agent's seed and the row's
+observation, so the same position gets the same decision whatever batch it arrives in (the same results with any
+number of evaluation workers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.agents._features import (
+    card_masks,
+    check_hand_sizes,
+    dw_after,
+    phase_of,
+    popcount,
+    stock_size,
+    turns,
+)
+from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, discard_score, expert_row
+from hollywood_gin_env.cards import NUM_CARDS
+from hollywood_gin_env.kernels import _update_legal, step_kernel
+from hollywood_gin_env.observation import (
+    O_IS_DEALER,
+    O_MUST_KNOCK,
+    O_RECENCY,
+    O_RULES,
+    O_SEAT,
+    OBS_SIZE,
+    RULE_INDEX,
+    encode_kernel,
+)
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import random_below
+from hollywood_gin_env.state import (
+    DISCARD_BASE,
+    HAND_SIZE,
+    KNOCK_BASE,
+    M_DEALER,
+    M_HAND_NO,
+    M_MUST_KNOCK,
+    M_PHASE,
+    M_PILE_LEN,
+    M_PLAYER,
+    M_STOCK_POS,
+    M_TAKEN,
+    M_TURNS,
+    M_WINNER,
+    NUM_ACTIONS,
+    PHASE_DISCARD,
+    PHASE_OVER,
+    R_POINTS,
+    R_WINNER,
+    S_HAND_OVER,
+    S_ILLEGAL,
+    EngineState,
+)
+
+ROLLOUT_POLICIES = ("greedy", "expert")
+MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
+MAX_ROLLOUT_STEPS = 400  # a hand ends within 2 * 31 draws and their discards; far above any real hand
+DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0}
+LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0)}
+
+
+@njit
+def candidate_actions(obs: np.ndarray, mask: np.ndarray, extra: int, w: np.ndarray, scratch: np.ndarray,
+                      out: np.ndarray) -> int:  # fmt: skip
+    """Write the row's candidates to out (expert's action first); return how many (module docstring)."""
+    first = expert_row(obs, mask, w, scratch)
+    out[0] = first
+    n = 1
+    if phase_of(obs) != PHASE_DISCARD:
+        for a in range(DISCARD_BASE):
+            if mask[a] and a != first:
+                out[n] = a
+                n += 1
+        return n
+    best_knock, best_dw = -1, 1 << 30
+    for c in range(NUM_CARDS):
+        if mask[KNOCK_BASE + c] and dw_after(obs, c) < best_dw:
+            best_knock, best_dw = KNOCK_BASE + c, dw_after(obs, c)
+    if best_knock >= 0 and best_knock != first:
+        out[n] = best_knock
+        n += 1
+    hand, _, took, discarded, declined, unseen = card_masks(obs)
+    scores = np.full(NUM_CARDS, 1e18)
+    for c in range(NUM_CARDS):
+        if mask[DISCARD_BASE + c] and DISCARD_BASE + c != first:
+            scores[c] = discard_score(hand, c, obs, (took, unseen, discarded | declined), w, scratch)
+    for _ in range(extra):
+        c = int(np.argmin(scores))
+        if scores[c] >= 1e18:
+            break
+        out[n] = DISCARD_BASE + c
+        n += 1
+        scores[c] = 1e18
+    return n
+
+
+@njit
+def consistent(obs: np.ndarray) -> bool:
+    """True if the unseen cards are exactly the opponent's hidden cards plus the stock (every real position)."""
+    _, _, took, _, _, unseen = card_masks(obs)
+    return popcount(unseen) == HAND_SIZE - popcount(took) + stock_size(obs)
+
+
+@njit
+def determinise(m: int, obs: np.ndarray, seed: np.uint64, arrays, params: np.ndarray) -> None:
+    """Write into match m of arrays one deal consistent with obs (module docstring), drawn from `seed`."""
+    s = EngineState(*arrays)
+    hand, pile, took, discarded, declined, unseen = card_masks(obs)
+    me = int(round(obs[O_SEAT]))
+    them = 1 - me
+    s.rng[m] = seed
+    hidden = np.empty(NUM_CARDS, dtype=np.int64)
+    n = 0
+    for c in range(NUM_CARDS):
+        if (unseen >> c) & 1:
+            hidden[n] = c
+            n += 1
+    for j in range(n - 1, 0, -1):  # Fisher-Yates with the match's own splitmix stream
+        k = random_below(s.rng, m, j + 1)
+        hidden[j], hidden[k] = hidden[k], hidden[j]
+    opponent_hidden = HAND_SIZE - popcount(took)
+    opponent = took
+    for j in range(opponent_hidden):
+        opponent |= 1 << hidden[j]
+    stock = n - opponent_hidden
+    position = NUM_CARDS - stock
+    k = 0
+    for c in range(NUM_CARDS):  # the cards out of the stock fill the deck's dealt part, in any order
+        if not (unseen >> c) & 1 or (opponent >> c) & 1:
+            s.deck[m, k] = c
+            k += 1
+    for j in range(stock):
+        s.deck[m, position + j] = hidden[opponent_hidden + j]
+    order = np.full(NUM_CARDS, 2.0)  # the pile, bottom first, by recency
+    length = 0
+    for c in range(NUM_CARDS):
+        if (pile >> c) & 1:
+            order[c] = obs[O_RECENCY + c]
+            length += 1
+    ranked = np.argsort(order)
+    for j in range(length):
+        s.pile[m, j] = ranked[j]
+    s.match[m, M_PHASE] = phase_of(obs)
+    s.match[m, M_PLAYER] = me
+    s.match[m, M_DEALER] = me if obs[O_IS_DEALER] > 0.5 else them
+    s.match[m, M_STOCK_POS] = position
+    s.match[m, M_PILE_LEN] = length
+    s.match[m, M_TAKEN] = -1  # unknown here; the real mask already chose the first action
+    s.match[m, M_MUST_KNOCK] = 1 if obs[O_MUST_KNOCK] > 0.5 else 0
+    s.match[m, M_WINNER] = -1
+    s.match[m, M_HAND_NO] = 1
+    s.match[m, M_TURNS] = turns(obs)
+    s.hands[m, me] = hand
+    s.hands[m, them] = opponent
+    s.took[m, me], s.took[m, them] = 0, took
+    s.discarded[m, me], s.discarded[m, them] = 0, discarded
+    s.declined[m, me], s.declined[m, them] = 0, declined
+    s.last_step[m, :] = 0
+    s.last_hand[m, :] = 0
+    s.totals[m, :, :] = 0  # a fresh score sheet: only the hand's own score is read back
+    s.entries[m, :, :] = 0
+    s.game_winner[m, :] = -1
+    s.game_net[m, :] = 0
+    s.hand_wins[m, :] = 0
+    _update_legal(m, s.match, s.hands, s.legal, s.discard_dw, params)
+
+
+@njit
+def deal_all(obs: np.ndarray, row_of: np.ndarray, rollout_of: np.ndarray, seeds: np.ndarray, arrays,
+             params: np.ndarray) -> None:  # fmt: skip
+    """Match m gets determinisation rollout_of[m] of row row_of[m] (the same one for every candidate of the row)."""
+    for m in range(row_of.shape[0]):
+        r = row_of[m]
+        determinise(m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), arrays, params)
+
+
+def parse_search_spec(text: str) -> dict[str, object]:
+    """The options of "search" or "search:rollouts=16,candidates=3,policy=greedy"; ValueError naming a bad one."""
+    options = dict(DEFAULTS)
+    body = text.split(":", 1)[1] if ":" in text else ""
+    for part in filter(None, (p.strip() for p in body.split(","))):
+        key, sep, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in DEFAULTS:
+            raise ValueError(f"search agent option {part!r}: use key=value with a key of {', '.join(DEFAULTS)}")
+        if key == "policy":
+            if value not in ROLLOUT_POLICIES:
+                raise ValueError(f"search agent policy={value!r}: use one of {', '.join(ROLLOUT_POLICIES)}")
+            options[key] = value
+            continue
+        low, high = LIMITS[key]
+        number = _number(value, float if key == "z" else int)
+        if number is None or not low <= number <= high:
+            kind = "a number" if key == "z" else "a whole number"
+            raise ValueError(f"search agent {key}={value!r}: use {kind} in {low}..{high}")
+        options[key] = number
+    return options
+
+
+def _number(text: str, kind: type) -> int | float | None:
+    """text as an int (digits only) or a finite float; None if it is not one."""
+    if kind is int:
+        return int(text) if text.isdigit() else None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if np.isfinite(value) else None
+
+
+class SearchAgent(Agent):
+    """Determinised flat Monte Carlo over `expert`'s short list (module docstring); deterministic for a seed."""
+
+    def __init__(self, rollouts: int = 16, candidates: int = 3, policy: str = "greedy", z: float = 2.0,
+                 rules: Rules | None = None, seed: int | None = None) -> None:  # fmt: skip
+        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z}")  # its checks
+        from hollywood_gin_env.agents import load_agent
+
+        self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
+        self.rules = rules if rules is not None else Rules()
+        self.params = self.rules.to_params()
+        self.policy = load_agent(policy)
+        self.weights = DEFAULT_WEIGHTS.copy()
+        self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}"
+        self._rules_block = _rules_block(self.rules)
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Seed the determinisations (None: seed 0, so that an unseeded agent is still deterministic)."""
+        self.seed = 0 if seed is None else int(seed)
+
+    def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        check_hand_sizes(observations)
+        self._check_rules(observations)
+        rows = observations.shape[0]
+        cands = np.zeros((rows, self.candidates + 2 + 1), dtype=np.int64)  # expert, knock, discards; or <= 3
+        counts = np.zeros(rows, dtype=np.int64)
+        ok = np.zeros(rows, dtype=np.bool_)
+        _candidates_kernel(observations, action_masks, self.candidates, self.weights, cands, counts, ok)
+        out = cands[:, 0].copy()
+        search = np.flatnonzero((counts > 1) & ok)
+        if search.size == 0:
+            return out
+        row_of, cand_of, rollout_of = _layout(search, counts, self.rollouts)
+        arrays = EngineState.allocate(row_of.size).arrays()
+        seeds = self._row_seeds(observations)
+        deal_all(observations, row_of, rollout_of, seeds, arrays, self.params)
+        values = self._rollouts(arrays, cands[row_of, cand_of], observations[row_of, O_SEAT].round().astype(np.int64))
+        start = 0
+        for r in search:
+            size = counts[r] * self.rollouts
+            out[r] = cands[r, confident_best(values[start : start + size].reshape(counts[r], self.rollouts),
+                                             self.confidence)]  # fmt: skip
+            start += size
+        return out
+
+    def _rollouts(self, arrays: tuple, first: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """Each match's hand score for `seats` after its first action and a rollout to the hand's end."""
+        s = EngineState(*arrays)
+        n = first.size
+        everyone = np.ones(n, dtype=np.bool_)
+        step_kernel(first, everyone, self.params, arrays)
+        if s.last_step[:, S_ILLEGAL].any():
+            raise AssertionError("search: a candidate was illegal in its determinisation")  # a bug, never input
+        over = s.last_step[:, S_HAND_OVER] == 1
+        values = np.zeros(n)
+        _score(s, over, seats, values)
+        obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+        mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+        actions = np.zeros(n, dtype=np.int64)
+        for _ in range(MAX_ROLLOUT_STEPS):
+            active = ~over & (s.match[:, M_PHASE] != PHASE_OVER)
+            if not active.any():
+                break
+            players = s.match[:, M_PLAYER].copy()
+            encode_kernel(players, active, arrays, self.params, obs, mask)
+            idx = np.flatnonzero(active)
+            actions[idx] = self.policy.act(obs[idx], mask[idx])
+            step_kernel(actions, active, self.params, arrays)
+            ended = active & (s.last_step[:, S_HAND_OVER] == 1)
+            _score(s, ended, seats, values)
+            over |= ended
+        return values
+
+    def _row_seeds(self, observations: np.ndarray) -> np.ndarray:
+        """uint64 per row from the agent's seed and the row's bytes (module docstring)."""
+        seeds = np.empty(observations.shape[0], dtype=np.uint64)
+        prefix = self.seed.to_bytes(8, "little", signed=True)
+        for r, row in enumerate(observations):
+            digest = hashlib.blake2b(prefix + row.tobytes(), digest_size=8).digest()
+            seeds[r] = np.frombuffer(digest, dtype=np.uint64)[0]
+        return seeds
+
+    def _check_rules(self, observations: np.ndarray) -> None:
+        block = observations[:, O_RULES : O_RULES + self._rules_block.size]
+        bad = np.flatnonzero(np.abs(block - self._rules_block).max(axis=1) > 1e-4)
+        if bad.size:
+            raise ValueError(f"observation row {int(bad[0])} was made under other rules than this search agent's "
+                             f"({self.rules}): build SearchAgent(rules=...) with the rules of the match")  # fmt: skip
+
+
+def confident_best(values: np.ndarray, z: float) -> int:
+    """The candidate (row of values: candidates x determinisations) to play: the best mean, if it beats candidate 0
+    (expert's) by more than z standard errors of their paired differences; else 0."""
+    means = values.mean(axis=1)
+    best = int(np.argmax(means))
+    if best == 0:
+        return 0
+    diff = values[best] - values[0]
+    error = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.inf
+    return best if diff.mean() > z * error else 0
+
+
+def _score(s: EngineState, ended: np.ndarray, seats: np.ndarray, values: np.ndarray) -> None:
+    """values[m] = the hand's points for seats[m] where ended (won +, lost -, dead 0)."""
+    winner, points = s.last_hand[ended, R_WINNER], s.last_hand[ended, R_POINTS]
+    sign = np.where(winner == seats[ended], 1.0, np.where(winner < 0, 0.0, -1.0))
+    values[ended] = sign * points
+
+
+def _layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, candidate, determinisation) of every rollout match, row by row."""
+    per_row = counts[search] * rollouts
+    row_of = np.repeat(search, per_row)
+    starts = np.cumsum(per_row) - per_row
+    local = np.arange(row_of.size) - np.repeat(starts, per_row)
+    return row_of, local // rollouts, local % rollouts
+
+
+@njit
+def _candidates_kernel(observations, masks, extra, w, out, counts, ok) -> None:
+    scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+    for r in range(observations.shape[0]):
+        counts[r] = candidate_actions(observations[r], masks[r], extra, w, scratch, out[r])
+        ok[r] = consistent(observations[r])
+
+
+def _rules_block(rules: Rules) -> np.ndarray:
+    """The rules block an observation made under `rules` holds."""
+    from hollywood_gin_env.envs import SelfPlayVectorEnv  # the encoder's own rules block, not a copy of its code
+
+    obs, _ = SelfPlayVectorEnv(1, rules).reset(seed=0)
+    return obs["observation"][0, O_RULES : O_RULES + len(RULE_INDEX)].copy()

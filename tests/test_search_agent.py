@@ -1,0 +1,115 @@
+"""The search agent: its determinisations agree with everything the player knows, it plays only legal actions, it is
+deterministic for a seed whatever the batch, and its options and rules are checked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hollywood_gin_env import Rules
+from hollywood_gin_env.agents import ExpertAgent, load_agent
+from hollywood_gin_env.agents.search import SearchAgent, confident_best, deal_all, parse_search_spec
+from hollywood_gin_env.envs import SelfPlayVectorEnv
+from hollywood_gin_env.observation import OBS_LAYOUT, encode_kernel
+from hollywood_gin_env.state import M_PLAYER, EngineState
+
+# Blocks a determinisation cannot reproduce: the score sheet and hand count (it rolls out one hand on a fresh
+# sheet) and which discards allow a knock right after a take (the card taken this turn is not in the observation).
+NOT_REPRODUCED = {"sheet", "games_won", "hand_number", "knock_discards"}
+
+
+def _positions(num_envs: int = 32, steps: int = 90, seed: int = 3):
+    """Observations and masks of expert-vs-expert play, step by step."""
+    env = SelfPlayVectorEnv(num_envs, episode="hand")
+    obs, _ = env.reset(seed=seed)
+    expert = ExpertAgent()
+    for _ in range(steps):
+        yield env, obs["observation"].copy(), obs["action_mask"].copy()
+        obs, *_ = env.step(expert.act(obs["observation"], obs["action_mask"]))
+
+
+def test_a_determinisation_shows_the_player_exactly_its_own_observation():
+    """Encoded from the player's seat, every sampled deal gives back the observation it was sampled from, and the
+    opponent's sampled hand holds every card it is known to have taken and none the player has seen elsewhere."""
+    agent = SearchAgent()
+    mismatches = 0
+    for env, obs, _ in _positions():
+        n = obs.shape[0]
+        arrays = EngineState.allocate(3 * n).arrays()
+        rows = np.repeat(np.arange(n), 3)
+        deal_all(obs, rows, np.tile(np.arange(3), n), agent._row_seeds(obs), arrays, agent.params)
+        s = EngineState(*arrays)
+        again = np.zeros((3 * n, obs.shape[1]), dtype=np.float32)
+        encode_kernel(s.match[:, M_PLAYER].copy(), np.ones(3 * n, dtype=np.bool_), arrays, agent.params, again,
+                      np.zeros((3 * n, 107), dtype=np.int8))  # fmt: skip
+        for name, (offset, size, _) in OBS_LAYOUT.items():
+            if name not in NOT_REPRODUCED:
+                assert np.array_equal(again[:, offset : offset + size], obs[rows, offset : offset + size]), name
+        real = env.engine.state
+        for m, r in enumerate(rows):
+            me = int(real.match[r, M_PLAYER])
+            assert s.hands[m, 1 - me] & real.took[r, 1 - me] == real.took[r, 1 - me]
+            assert s.hands[m, 1 - me] & real.hands[r, me] == 0
+        mismatches += int((s.hands[:, 1] != real.hands[rows, 1]).sum())
+    assert mismatches > 0  # the hidden cards are sampled, not read from the real deal
+
+
+def test_search_plays_legal_actions_for_whole_matches_and_is_deterministic_for_a_seed():
+    env = SelfPlayVectorEnv(6, episode="match")
+    obs, info = env.reset(seed=11)
+    a, b = SearchAgent(rollouts=4, seed=5), SearchAgent(rollouts=4, seed=5)
+    other = SearchAgent(rollouts=4, seed=6)
+    differs = False
+    for _ in range(150):
+        o, m = obs["observation"], obs["action_mask"]
+        actions = a.act(o, m)
+        assert m[np.arange(len(actions)), actions].all()
+        assert np.array_equal(actions, b.act(o, m))
+        order = np.random.default_rng(0).permutation(len(o))
+        assert np.array_equal(actions[order], a.act(o[order], m[order]))  # the batch does not matter
+        differs |= not np.array_equal(actions, other.act(o, m))
+        obs, *_ = env.step(actions)  # the env refuses an illegal action
+    assert differs  # the seed does reach the determinisations
+
+
+def test_confident_best_keeps_expert_unless_the_paired_difference_is_clear():
+    rng = np.random.default_rng(0)
+    base = rng.normal(0.0, 20.0, size=64)
+    noisy = np.stack([base, base + rng.normal(0.5, 20.0, size=64)])
+    clear = np.stack([base, base + 3.0 + rng.normal(0.0, 1.0, size=64)])
+    assert confident_best(noisy, 2.0) == 0
+    assert confident_best(clear, 2.0) == 1
+    assert confident_best(np.stack([base + 1.0, base]), 0.0) == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("search:rollouts=0", "rollouts='0': use a whole number in 1..1024"),
+        ("search:rollouts=x", "rollouts='x'"),
+        ("search:candidates=12", "candidates='12': use a whole number in 1..11"),
+        ("search:policy=random", "policy='random': use one of greedy, expert"),
+        ("search:z=nan", "z='nan': use a number in 0.0..100.0"),
+        ("search:depth=3", "search agent option 'depth=3'"),
+        ("search:rollouts", "search agent option 'rollouts'"),
+    ],
+)
+def test_bad_search_options_are_named(spec, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        load_agent(spec)
+
+
+def test_the_spec_reaches_the_agent():
+    agent = load_agent("search:rollouts=8,candidates=2,policy=expert,z=1.5", seed=3)
+    assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (8, 2, "expert",
+                                                                                                  1.5, 3)  # fmt: skip
+    assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0}
+
+
+def test_observations_of_other_rules_are_refused():
+    env = SelfPlayVectorEnv(2, Rules(knock_limit=5))
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(ValueError, match="other rules than this search agent's"):
+        SearchAgent().act(obs["observation"], obs["action_mask"])
+    actions = SearchAgent(rules=Rules(knock_limit=5), rollouts=2).act(obs["observation"], obs["action_mask"])
+    assert obs["action_mask"][np.arange(2), actions].all()
