@@ -125,6 +125,9 @@ class PPOConfig:
     """gradient-norm clipping"""
     target_kl: float = field(default=0.03, metadata=_allowed(0.0, 10.0))
     """stop an update's epochs once the approximate KL passes this (0 = never)"""
+    belief_coef: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
+    """weight of an auxiliary loss (also in the warm start): a head on the torso predicts the opponent's hand, so
+    the torso learns features of what the opponent holds; 0 = no such head (it is never part of the policy)"""
 
 
 @dataclass

@@ -12,9 +12,10 @@ import torch
 from torch import nn
 
 from agents.config import PPOConfig
-from agents.tableview import TABLE_VIEW_SIZE
+from agents.tableview import OPPONENT_HAND, TABLE_VIEW_SIZE
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+from hollywood_gin_env.cards import NUM_CARDS
 
 CRITICS = ("player", "table")
 TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layer: it has to combine the two inputs, not add them
@@ -24,7 +25,7 @@ class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
     (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py)."""
 
-    def __init__(self, policy_config: dict[str, Any], critic: str = "player") -> None:
+    def __init__(self, policy_config: dict[str, Any], critic: str = "player", belief: bool = False) -> None:
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
@@ -37,11 +38,23 @@ class ActorCritic(nn.Module):
                                             nn.Linear(TABLE_CRITIC_WIDTH, 1))  # fmt: skip
         else:
             self.value_head = nn.Linear(size, 1)
+        # An auxiliary head: the torso learns to predict the opponent's hand (its 52 card bits) from what it sees.
+        self.belief_head = nn.Linear(size, NUM_CARDS) if belief else None
 
     def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, 107), values (B,)); `table` (B, TABLE_VIEW_SIZE) is read by a "table" critic only."""
         features = self.policy.features(obs)
         return self.policy.head(obs, features), self._value(features, table)
+
+    def outputs(self, obs: torch.Tensor, table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(logits, values, the belief loss): binary cross-entropy of the belief head against the opponent's hand
+        in the table view (0 without a belief head)."""
+        features = self.policy.features(obs)
+        logits, values = self.policy.head(obs, features), self._value(features, table)
+        if self.belief_head is None:
+            return logits, values, torch.zeros((), device=obs.device)
+        target = table[:, OPPONENT_HAND : OPPONENT_HAND + NUM_CARDS]
+        return logits, values, nn.functional.binary_cross_entropy_with_logits(self.belief_head(features), target)
 
     def value(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
         """V(obs) only."""
@@ -122,7 +135,7 @@ def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch:
 def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig,
              ent_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:  # fmt: skip
     """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
-    logits, new_values = model(batch.obs[idx], batch.table[idx])
+    logits, new_values, belief_loss = model.outputs(batch.obs[idx], batch.table[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
     entropy = entropy_of(log_probs).mean()
@@ -141,7 +154,7 @@ def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOCon
         value_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2).mean()
     else:
         value_loss = 0.5 * ((new_values - returns) ** 2).mean()
-    loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss
+    loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss + config.belief_coef * belief_loss
     stats = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(), "entropy": entropy.detach(),
-             "approx_kl": approx_kl, "clipfrac": clipfrac}  # fmt: skip
+             "approx_kl": approx_kl, "clipfrac": clipfrac, "belief_loss": belief_loss.detach()}  # fmt: skip
     return loss, stats

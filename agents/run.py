@@ -75,7 +75,7 @@ class TrainingRun:
         torch.manual_seed(seed)  # the initial weights: built on the CPU, so the same on every device
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self.model = ActorCritic(config.policy_config(), config.model.critic)
+        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0)
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)

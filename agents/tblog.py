@@ -12,7 +12,8 @@ from agents.config import Config
 from agents.pool import OpponentPool
 from agents.trainstate import Progress
 
-LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance", "early_stop")
+LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance", "early_stop",
+             "belief_loss")  # fmt: skip
 
 
 def log_scalars(writer: SummaryWriter, step: int, update: int, lr: float, ent_coef: float, sps: float,

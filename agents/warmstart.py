@@ -71,12 +71,12 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
         totals = torch.zeros(3, dtype=torch.float64, device=device)
         for start in range(0, size, w.minibatch_size):
             idx = order[start : start + w.minibatch_size]
-            logits, values = model(obs[idx], table[idx])
+            logits, values, belief_loss = model.outputs(obs[idx], table[idx])
             log_probs = masked_log_probs(logits, masks[idx])
             policy_loss = -log_probs.gather(1, actions[idx, None]).mean()
             value_loss = 0.5 * ((values - returns[idx]) ** 2).mean()
             optimizer.zero_grad()
-            (policy_loss + w.value_coef * value_loss).backward()
+            (policy_loss + w.value_coef * value_loss + config.ppo.belief_coef * belief_loss).backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.ppo.max_grad_norm)
             optimizer.step()
             schedule.step()

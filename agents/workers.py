@@ -76,7 +76,7 @@ class RolloutWorker:
         torch.set_num_threads(1)  # one CPU per actor
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
-        self.model = ActorCritic(config.policy_config(), config.model.critic)
+        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
         self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode)

@@ -252,3 +252,32 @@ def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
     with pytest.raises(ValueError, match="critic='oracle'"):
         ActorCritic(config, "oracle")
     assert set(table_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds
+
+
+def test_the_belief_head_learns_the_opponents_hand_and_stays_out_of_the_policy():
+    """With a belief head, outputs() gives the cross-entropy against the table view's opponent hand, and a few
+    gradient steps on it lower it; without one the loss is 0 and the model has no such parameters."""
+    from agents.ppo import ActorCritic
+    from agents.tableview import OPPONENT_HAND, TABLE_VIEW_SIZE
+
+    config = {"arch": "mlp", "hidden_sizes": [32]}
+    torch.manual_seed(0)
+    obs = (torch.rand(64, OBS_SIZE) > 0.5).float()
+    table = torch.zeros(64, TABLE_VIEW_SIZE)
+    table[:, OPPONENT_HAND : OPPONENT_HAND + 52] = obs[:, :52]  # learnable from the observation
+    model = ActorCritic(config, belief=True)
+    first = model.outputs(obs, table)[2]
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(
+        model.belief_head(model.policy.features(obs)), table[:, OPPONENT_HAND : OPPONENT_HAND + 52]
+    )
+    assert torch.allclose(first, expected)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(300):
+        loss = model.outputs(obs, table)[2]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert model.outputs(obs, table)[2] < 0.5 * first
+    plain = ActorCritic(config)
+    assert plain.outputs(obs, table)[2] == 0 and plain.belief_head is None
+    assert set(model.policy.state_dict()) == set(plain.policy.state_dict())
