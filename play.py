@@ -165,8 +165,8 @@ def replay(path: str, console: Console) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
-    parser.add_argument("--opponent", help="checkpoint:PATH, expert, greedy or random (default: the shipped "
-                        "checkpoints/hollywood-ppo.pt if present, else expert)")  # fmt: skip
+    parser.add_argument("--opponent", help="checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
+                        "the shipped checkpoints/hollywood-ppo.pt if present, else expert)")  # fmt: skip
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
     parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")

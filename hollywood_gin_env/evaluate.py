@@ -237,7 +237,8 @@ def _parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"],
-        help="agent specs: random, greedy, expert, checkpoint:PATH (at least two; default: %(default)s)")
+        help="agent specs: random, greedy, expert, search[:OPTIONS], checkpoint:PATH (at least two; "
+             "default: %(default)s)")
     add("--matches", type=int, default=2000, help="matches per pair, even: duplicate pairs (default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE",

@@ -113,3 +113,28 @@ def test_observations_of_other_rules_are_refused():
         SearchAgent().act(obs["observation"], obs["action_mask"])
     actions = SearchAgent(rules=Rules(knock_limit=5), rollouts=2).act(obs["observation"], obs["action_mask"])
     assert obs["action_mask"][np.arange(2), actions].all()
+
+
+def test_search_plays_as_the_envs_opponent_at_a_card_table_and_in_evaluate(capsys):
+    import gymnasium as gym
+
+    from hollywood_gin_env.evaluate import main as evaluate_main
+    from hollywood_gin_env.game import Game
+    from hollywood_gin_env.session import Session
+
+    env = gym.make("HollywoodGin-v1", opponent="search:rollouts=2")
+    obs, _ = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if terminated:
+            break
+    game = Game(seed=2)
+    session = Session(game, 1 - game.dealer, "search:rollouts=2")
+    session.advance()  # the bot opens if it is its turn
+    for _ in range(5):
+        session.play(game.legal_actions()[0])
+        session.advance()
+        assert session.humans_turn or game.done
+    assert evaluate_main(["--agents", "search:rollouts=2", "expert", "--matches", "2", "--no-progress"]) == 0
+    assert "search:rollouts=2,candidates=3,policy=greedy,z=2 vs expert" in capsys.readouterr().out

@@ -18,7 +18,7 @@ def resolve_opponent(opponent: Any) -> tuple[ActFn | None, Callable[[int], Any] 
 
     "random" (or None) is built in: it draws from each match's own env stream, so seeded rollouts
     repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
-    "expert", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent`. An agent with
+    "expert", "search", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent`. An agent with
     `reset(seed)` (the agents/ protocol) is reseeded whenever the env is reset with a seed.
     """
     if opponent is None or opponent == BUILTIN_RANDOM:
