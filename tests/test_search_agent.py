@@ -103,7 +103,8 @@ def test_the_spec_reaches_the_agent():
     agent = load_agent("search:rollouts=8,candidates=2,policy=expert,z=1.5", seed=3)
     assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (8, 2, "expert",
                                                                                                   1.5, 3)  # fmt: skip
-    assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0}
+    assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0,
+                                           "base": "expert"}  # fmt: skip
 
 
 def test_observations_of_other_rules_are_refused():
@@ -138,3 +139,24 @@ def test_search_plays_as_the_envs_opponent_at_a_card_table_and_in_evaluate(capsy
         assert session.humans_turn or game.done
     assert evaluate_main(["--agents", "search:rollouts=2", "expert", "--matches", "2", "--no-progress"]) == 0
     assert "search:rollouts=2,candidates=3,policy=greedy,z=2 vs expert" in capsys.readouterr().out
+
+
+def test_without_a_standard_error_the_search_plays_its_base_and_a_checkpoint_can_be_base_and_rollout_policy():
+    """One rollout per candidate gives no standard error, so the gate never lets the rollouts overrule the default:
+    the agent then plays exactly as its base."""
+    pytest.importorskip("torch")
+    bot = "checkpoint:checkpoints/hollywood-ppo.pt"
+    search = SearchAgent(rollouts=1, policy=bot, base=bot)
+    plain = load_agent(bot)
+    for _, obs, masks in _positions(num_envs=8, steps=40):
+        assert np.array_equal(search.act(obs, masks), plain.act(obs, masks))
+    assert search.name.endswith(f"base={bot}")
+
+
+def test_put_first_moves_or_adds_the_default():
+    from hollywood_gin_env.agents.search import put_first
+
+    cands = np.array([[5, 6, 7, 0], [5, 6, 7, 0]])
+    counts = np.array([3, 3])
+    put_first(cands, counts, np.array([7, 9]))
+    assert cands.tolist() == [[7, 5, 6, 0], [9, 5, 6, 7]] and counts.tolist() == [3, 4]

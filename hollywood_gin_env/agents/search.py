@@ -6,12 +6,14 @@ conditioned on what the observation says: the opponent holds every card it took 
 10 - that many cards drawn from the unseen ones; the stock is the rest of the unseen cards in a random order; the
 discard pile, its order, the face-up card, the phase, the dealer and the turn are the observation's. Each candidate
 is applied in each determinisation (the same determinisations for every candidate: common random numbers), the hand
-is played to its end by the rollout policy (`greedy` or `expert`, for both seats) in this package's own engine, and
-the candidate with the best mean hand score for the player (points won, minus points lost, 0 for a dead hand) is
-played; ties go to `expert`'s own choice, which is always the first candidate.
+is played to its end by the rollout policy (`policy`: `greedy`, `expert` or `checkpoint:PATH`, for both seats) in
+this package's own engine. The first candidate is the default, the action of `base` (`expert`, or any agent spec);
+another is played only if its mean hand score for the player (points won, minus points lost, 0 for a dead hand)
+beats the default's by more than `z` standard errors of their paired differences.
 
-Candidates: in the discard phase, `expert`'s action, the legal knock that leaves the least deadwood, and the
-`candidates` discards `expert` scores best; in the other phases every legal action (take, pass or draw).
+Candidates: the base's action; in the discard phase, `expert`'s action, the legal knock that leaves the least
+deadwood and the `candidates` discards `expert` scores best; in the other phases every legal action (take, pass,
+draw).
 
 The agent reads only the observation and the mask (never the engine of the match it plays in); the engine it
 rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
@@ -76,10 +78,10 @@ from hollywood_gin_env.state import (
     EngineState,
 )
 
-ROLLOUT_POLICIES = ("greedy", "expert")
+ROLLOUT_POLICIES = ("greedy", "expert")  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
 MAX_ROLLOUT_STEPS = 400  # a hand ends within 2 * 31 draws and their discards; far above any real hand
-DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0}
+DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0, "base": "expert"}
 LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0)}
 
 
@@ -199,7 +201,8 @@ def deal_all(obs: np.ndarray, row_of: np.ndarray, rollout_of: np.ndarray, seeds:
 
 
 def parse_search_spec(text: str) -> dict[str, object]:
-    """The options of "search" or "search:rollouts=16,candidates=3,policy=greedy"; ValueError naming a bad one."""
+    """The options of "search" or "search:rollouts=16,candidates=3,policy=greedy,z=2,base=expert" (a checkpoint path
+    may not hold a comma); ValueError naming a bad one."""
     options = dict(DEFAULTS)
     body = text.split(":", 1)[1] if ":" in text else ""
     for part in filter(None, (p.strip() for p in body.split(","))):
@@ -207,9 +210,10 @@ def parse_search_spec(text: str) -> dict[str, object]:
         key, value = key.strip(), value.strip()
         if not sep or key not in DEFAULTS:
             raise ValueError(f"search agent option {part!r}: use key=value with a key of {', '.join(DEFAULTS)}")
-        if key == "policy":
-            if value not in ROLLOUT_POLICIES:
-                raise ValueError(f"search agent policy={value!r}: use one of {', '.join(ROLLOUT_POLICIES)}")
+        if key in ("policy", "base"):
+            if value not in ROLLOUT_POLICIES and not value.lower().startswith("checkpoint:"):
+                raise ValueError(f"search agent {key}={value!r}: use one of {', '.join(ROLLOUT_POLICIES)} or "
+                                 "checkpoint:PATH")  # fmt: skip
             options[key] = value
             continue
         low, high = LIMITS[key]
@@ -233,19 +237,22 @@ def _number(text: str, kind: type) -> int | float | None:
 
 
 class SearchAgent(Agent):
-    """Determinised flat Monte Carlo over `expert`'s short list (module docstring); deterministic for a seed."""
+    """Determinised flat Monte Carlo over a short list of candidates (module docstring); deterministic for a seed."""
 
     def __init__(self, rollouts: int = 16, candidates: int = 3, policy: str = "greedy", z: float = 2.0,
-                 rules: Rules | None = None, seed: int | None = None) -> None:  # fmt: skip
-        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z}")  # its checks
+                 base: str = "expert", rules: Rules | None = None, seed: int | None = None) -> None:  # fmt: skip
+        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base}")
         from hollywood_gin_env.agents import load_agent
 
         self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
         self.rules = rules if rules is not None else Rules()
         self.params = self.rules.to_params()
         self.policy = load_agent(policy)
+        self.base_name = base
+        self.base = None if base == "expert" else load_agent(base)  # expert's action is already the first candidate
         self.weights = DEFAULT_WEIGHTS.copy()
-        self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}"
+        self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}" + (
+            f",base={base}" if self.base is not None else "")  # fmt: skip
         self._rules_block = _rules_block(self.rules)
         self.reset(seed)
 
@@ -257,10 +264,12 @@ class SearchAgent(Agent):
         check_hand_sizes(observations)
         self._check_rules(observations)
         rows = observations.shape[0]
-        cands = np.zeros((rows, self.candidates + 2 + 1), dtype=np.int64)  # expert, knock, discards; or <= 3
+        cands = np.zeros((rows, self.candidates + 3 + 1), dtype=np.int64)  # base, expert, knock, discards; or <= 3
         counts = np.zeros(rows, dtype=np.int64)
         ok = np.zeros(rows, dtype=np.bool_)
         _candidates_kernel(observations, action_masks, self.candidates, self.weights, cands, counts, ok)
+        if self.base is not None:
+            put_first(cands, counts, np.asarray(self.base.act(observations, action_masks), dtype=np.int64))
         out = cands[:, 0].copy()
         search = np.flatnonzero((counts > 1) & ok)
         if search.size == 0:
@@ -349,6 +358,22 @@ def _layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.n
     starts = np.cumsum(per_row) - per_row
     local = np.arange(row_of.size) - np.repeat(starts, per_row)
     return row_of, local // rollouts, local % rollouts
+
+
+@njit
+def put_first(cands: np.ndarray, counts: np.ndarray, actions: np.ndarray) -> None:
+    """Make actions[r] row r's first candidate (the default that the others must beat), adding it if missing."""
+    for r in range(cands.shape[0]):
+        at = -1
+        for j in range(counts[r]):
+            if cands[r, j] == actions[r]:
+                at = j
+        if at < 0:
+            at = counts[r]
+            counts[r] += 1
+        for j in range(at, 0, -1):
+            cands[r, j] = cands[r, j - 1]
+        cands[r, 0] = actions[r]
 
 
 @njit
