@@ -32,14 +32,13 @@ from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
     card_masks,
     check_hand_sizes,
-    dw_after,
     phase_of,
     popcount,
     stock_size,
     turns,
 )
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, discard_score, expert_row
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, best_knock, discard_score, expert_row
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.kernels import _update_legal, step_kernel
 from hollywood_gin_env.observation import (
@@ -98,12 +97,9 @@ def candidate_actions(obs: np.ndarray, mask: np.ndarray, extra: int, w: np.ndarr
                 out[n] = a
                 n += 1
         return n
-    best_knock, best_dw = -1, 1 << 30
-    for c in range(NUM_CARDS):
-        if mask[KNOCK_BASE + c] and dw_after(obs, c) < best_dw:
-            best_knock, best_dw = KNOCK_BASE + c, dw_after(obs, c)
-    if best_knock >= 0 and best_knock != first:
-        out[n] = best_knock
+    knock, _ = best_knock(obs, mask)
+    if knock >= 0 and KNOCK_BASE + knock != first:
+        out[n] = KNOCK_BASE + knock
         n += 1
     hand, _, took, discarded, declined, unseen = card_masks(obs)
     scores = np.full(NUM_CARDS, 1e18)
@@ -248,7 +244,6 @@ class SearchAgent(Agent):
         self.rules = rules if rules is not None else Rules()
         self.params = self.rules.to_params()
         self.policy = load_agent(policy)
-        self.base_name = base
         self.base = None if base == "expert" else load_agent(base)  # expert's action is already the first candidate
         self.weights = DEFAULT_WEIGHTS.copy()
         self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}" + (
@@ -264,7 +259,7 @@ class SearchAgent(Agent):
         check_hand_sizes(observations)
         self._check_rules(observations)
         rows = observations.shape[0]
-        cands = np.zeros((rows, self.candidates + 3 + 1), dtype=np.int64)  # base, expert, knock, discards; or <= 3
+        cands = np.zeros((rows, self.candidates + 3), dtype=np.int64)  # base, expert, knock, discards; or <= 3
         counts = np.zeros(rows, dtype=np.int64)
         ok = np.zeros(rows, dtype=np.bool_)
         _candidates_kernel(observations, action_masks, self.candidates, self.weights, cands, counts, ok)
@@ -334,7 +329,7 @@ class SearchAgent(Agent):
 
 def confident_best(values: np.ndarray, z: float) -> int:
     """The candidate (row of values: candidates x determinisations) to play: the best mean, if it beats candidate 0
-    (expert's) by more than z standard errors of their paired differences; else 0."""
+    (the default) by more than z standard errors of their paired differences; else 0."""
     means = values.mean(axis=1)
     best = int(np.argmax(means))
     if best == 0:
