@@ -79,14 +79,17 @@ class Arena:
                 actions[rows] = actor.act(obs[rows], masks[rows])
                 storage.logprobs[t, rows] = 0.0
                 storage.values[t, rows] = 0.0
+                storage.obs[t] = obs
             elif rows.size:
                 started = time.perf_counter()
+                inputs = model.policy.prepare(obs[rows])
                 actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = self._sample(
-                    model, obs[rows], table[rows], masks[rows], generator
+                    model, inputs, table[rows], masks[rows], generator
                 )
                 self.forward_s += time.perf_counter() - started
+                storage.obs[t, rows] = inputs  # only the learner's rows are ever read back
             self._opponents_act(~learner, obs, masks, actions, generator)
-            storage.obs[t], storage.table[t], storage.masks[t], storage.actions[t] = obs, table, masks, actions
+            storage.table[t], storage.masks[t], storage.actions[t] = table, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
             self._step(storage, actions, rng)
         storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
@@ -119,14 +122,14 @@ class Arena:
         with torch.no_grad():
             for p in (0, 1):
                 seat = np.full(self.num_envs, p)
-                view = torch.from_numpy(self.env.observe(seat)["observation"]).to(self.device)
+                view = torch.from_numpy(model.policy.prepare(self.env.observe(seat)["observation"])).to(self.device)
                 table = torch.from_numpy(table_view(self.env.engine.state, seat)).to(self.device)
                 values[:, p] = model.value(view, table).cpu().numpy()
         return values
 
     def _sample(self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray,
                 generator: torch.Generator):  # fmt: skip
-        """(actions, log-probabilities, values) of the learner on a batch of rows, sampled on the device."""
+        """(actions, log-probabilities, values) of the learner on a batch of input rows, sampled on the device."""
         with torch.no_grad():
             logits, values = model(torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device))
             actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)

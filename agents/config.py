@@ -89,6 +89,10 @@ class ModelConfig:
     """width of each card's hidden vector in the "cards" head"""
     take_features: bool = False
     """"cards" only: give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
+    lookahead_features: bool = False
+    """"cards" only: the network also reads what `expert` computes before it acts, for each card (expected deadwood,
+    knock and gin chances after the next draw, danger) and for a stock draw (hollywood_gin_env/agents/
+    lookahead_planes.py; about 60 us of numba a decision)"""
     critic: str = field(default="player", metadata=_allowed(choices=("player", "table")))
     """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
     player cannot see (the opponent's hand and deadwood, the next stock card; agents/tableview.py), through a small
@@ -231,7 +235,8 @@ class Config:
         """The checkpoint config of the policy network this run trains."""
         m = self.model
         return {"arch": m.arch, "hidden_sizes": list(m.hidden_sizes), "activation": m.activation,
-                "card_channels": m.card_channels, "take_features": m.take_features, "deterministic": True}  # fmt: skip
+                "card_channels": m.card_channels, "take_features": m.take_features,
+                "lookahead_features": m.lookahead_features, "deterministic": True}  # fmt: skip
 
 
 def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:

@@ -97,7 +97,8 @@ class OpponentPool:
         if opponent in self.heuristics:
             return self.heuristics[opponent].act(obs, masks)
         with torch.no_grad():
-            logits = self.snapshots[opponent - FIRST_SNAPSHOT](torch.from_numpy(obs).to(self.device))
+            snapshot = self.snapshots[opponent - FIRST_SNAPSHOT]
+            logits = snapshot(torch.from_numpy(snapshot.prepare(obs)).to(self.device))
             actions, _ = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
         return actions.cpu().numpy()
 

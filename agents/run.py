@@ -39,7 +39,6 @@ from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
 from hollywood_gin_env.duplicate import PairRecord, pair_jobs, play_job
 from hollywood_gin_env.evaluate import summarize_pair
-from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
 
@@ -88,7 +87,9 @@ class TrainingRun:
         else:
             self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
                                device=self.device)  # fmt: skip
-            self.storage = RolloutStorage(config.ppo.rollout_steps, env.num_envs, OBS_SIZE, NUM_ACTIONS)
+            self.storage = RolloutStorage(
+                config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS
+            )
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
 

@@ -58,7 +58,8 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
     """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
     after each epoch."""
     w = config.warmstart
-    obs, table, masks = (torch.from_numpy(data[key]).to(device) for key in ("obs", "table", "masks"))
+    obs = torch.from_numpy(model.policy.prepare(data["obs"])).to(device)  # the teacher's rows, as network inputs
+    table, masks = (torch.from_numpy(data[key]).to(device) for key in ("table", "masks"))
     actions = torch.from_numpy(data["actions"]).to(device)
     returns = torch.from_numpy(data["returns"].astype(np.float32)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)

@@ -43,7 +43,6 @@ from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.policy import PolicyAgent
 from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_env.handstats import HandCounts
-from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.state import NUM_ACTIONS
 
 ROWS = ("obs", "table", "masks", "actions", "logprobs", "values", "advantages")
@@ -80,7 +79,7 @@ class RolloutWorker:
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
         self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode)
-        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, OBS_SIZE, NUM_ACTIONS)
+        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS)
         self.rng, self.generator = worker_streams(config.train.seed, index)
 
     def reset(self) -> None:

@@ -38,7 +38,7 @@ def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray)
 
     device = next(policy.parameters()).device
     with torch.no_grad():
-        obs = torch.from_numpy(np.asarray(observation, dtype=np.float32)[None]).to(device)
+        obs = torch.from_numpy(policy.prepare(np.asarray(observation, dtype=np.float32)[None])).to(device)
         legal = torch.from_numpy(np.asarray(mask)[None]).to(device)
         return masked_probs(policy(obs), legal).double().cpu().numpy()[0]
 

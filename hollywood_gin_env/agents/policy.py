@@ -8,16 +8,23 @@ Two networks, both a torso (features) and a head (logits), so a trainer can put 
   neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of the
   table. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
   With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
-  (the observation's "take_effect" block: the exact meld solver, run by the encoder). The forward pass is torch
-  from input to logits, so it runs on any device.
+  (the observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`,
+  the network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
+  each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every
+  card's score and the torso read them. `prepare(observations)` makes those input rows on the CPU (numba); the
+  forward pass is torch from input to logits, so it runs on any device.
 
 A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
 weights_only=True)`, so loading never runs pickled code:
 
-    {"format": "hollywood-gin-policy", "version": 3,
+    {"format": "hollywood-gin-policy", "version": 4,
      "config": {"arch": "mlp" | "cards", "obs_size": 567, "num_actions": 107, "hidden_sizes": [256, 256],
-                "activation": "relu" | "tanh", "card_channels": 64, "take_features": False, "deterministic": True},
+                "activation": "relu" | "tanh", "card_channels": 64, "take_features": False,
+                "lookahead_features": False, "deterministic": True},
      "state_dict": {...}}
+
+Version 4 added "lookahead_features" (version 3 files load as they are: the key's default is False; an older library
+refuses a version 4 file by its version).
 
 Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Versions 1 and 2 were trained on the
 564-feature observation of HollywoodGin-v1: they load with three zero input weights for the "take_effect" block
@@ -40,6 +47,12 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.agents.lookahead_planes import (
+    LOOKAHEAD_NUMBERS,
+    LOOKAHEAD_PLANES,
+    LOOKAHEAD_SIZE,
+    lookahead_planes,
+)
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
@@ -47,8 +60,8 @@ from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
-CHECKPOINT_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+CHECKPOINT_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 V0_OBS_SIZE = 564  # the observation of checkpoint versions 1 and 2 (HollywoodGin-v1): no "take_effect" block
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("mlp", "cards")
@@ -64,6 +77,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "activation": "relu",
     "card_channels": 64,
     "take_features": False,
+    "lookahead_features": False,
     "deterministic": True,
 }
 NUM_RANKS, NUM_SUITS = 13, 4
@@ -95,6 +109,11 @@ class MLPPolicy(nn.Module):
         torso, width = _mlp(obs_size, hidden_sizes, activation)
         self.net = nn.Sequential(*torso, nn.Linear(width, num_actions))
         self.feature_size = width
+        self.input_size = obs_size
+
+    def prepare(self, observations: np.ndarray) -> np.ndarray:
+        """The network's input rows for observation rows: the observations themselves."""
+        return observations
 
     def features(self, observations: torch.Tensor) -> torch.Tensor:
         """The last hidden layer (B, feature_size)."""
@@ -113,25 +132,36 @@ class CardPolicy(nn.Module):
     """Torso over the observation; draw/take/pass logits from it, discard/knock logits per card (module docstring)."""
 
     def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str, card_channels: int,
-                 take_features: bool = False) -> None:  # fmt: skip
+                 take_features: bool = False, lookahead_features: bool = False) -> None:  # fmt: skip
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
         if num_actions != NUM_ACTIONS or obs_size != OBS_SIZE:
             raise ValueError(f"CardPolicy needs obs_size={OBS_SIZE} and num_actions={NUM_ACTIONS}")
-        self.torso, width = _mlp(obs_size, hidden_sizes, activation)
+        self.lookahead_features = lookahead_features
+        self.input_size = obs_size + (LOOKAHEAD_SIZE if lookahead_features else 0)
+        self.torso, width = _mlp(self.input_size, hidden_sizes, activation)
         self.feature_size = width
         self.act = ACTIVATIONS[activation]()
         self.take_features = take_features
-        self.general = nn.Linear(width + (TAKE_EFFECT_SIZE if take_features else 0), DISCARD_BASE)
-        self.runs = nn.Linear(CARD_INPUTS * SUIT_KERNEL, card_channels)  # a card and its suit neighbours
-        self.rank_mix = nn.Linear(CARD_INPUTS, card_channels, bias=False)
+        general_inputs = width + (TAKE_EFFECT_SIZE if take_features else 0)
+        self.general = nn.Linear(general_inputs + (LOOKAHEAD_NUMBERS if lookahead_features else 0), DISCARD_BASE)
+        self.card_inputs = CARD_INPUTS + (LOOKAHEAD_PLANES if lookahead_features else 0)
+        self.runs = nn.Linear(self.card_inputs * SUIT_KERNEL, card_channels)  # a card and its suit neighbours
+        self.rank_mix = nn.Linear(self.card_inputs, card_channels, bias=False)
         self.context = nn.Linear(width, card_channels)
         self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
         self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
 
+    def prepare(self, observations: np.ndarray) -> np.ndarray:
+        """The network's input rows (B, input_size) for observation rows (B, OBS_SIZE): with `lookahead_features`,
+        the observation followed by agents/lookahead_planes.py's inputs (numba, on the CPU), else the observation."""
+        if not self.lookahead_features:
+            return observations
+        return np.concatenate([observations, lookahead_planes(observations)], axis=1)
+
     def features(self, observations: torch.Tensor) -> torch.Tensor:
-        """The torso's output (B, feature_size)."""
+        """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
         return self.torso(observations)
 
     def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -139,11 +169,15 @@ class CardPolicy(nn.Module):
         and 52 knock logits scored card by card."""
         batch, channels = observations.shape[0], self.rank_bias.shape[1]
         planes = observations[:, : CARD_PLANES * NUM_CARDS].reshape(batch, CARD_PLANES, NUM_SUITS, NUM_RANKS)
-        cards = torch.cat([planes, _discard_planes(observations)], dim=1)  # (B, k, suit, rank)
+        cards = [planes, _discard_planes(observations)]
+        if self.lookahead_features:
+            extra = observations[:, OBS_SIZE : OBS_SIZE + LOOKAHEAD_PLANES * NUM_CARDS]
+            cards.append(extra.reshape(batch, LOOKAHEAD_PLANES, NUM_SUITS, NUM_RANKS))
+        cards = torch.cat(cards, dim=1)  # (B, k, suit, rank)
         # channels first, ranks last: the suit neighbours are a 1-d convolution along the ranks (the `runs` layer's
         # weights, read as a kernel of SUIT_KERNEL ranks), and every per-card layer a matmul over the channels
-        by_suit = cards.transpose(1, 2).reshape(batch * NUM_SUITS, CARD_INPUTS, NUM_RANKS)
-        kernel = self.runs.weight.view(channels, SUIT_KERNEL, CARD_INPUTS).transpose(1, 2)
+        by_suit = cards.transpose(1, 2).reshape(batch * NUM_SUITS, self.card_inputs, NUM_RANKS)
+        kernel = self.runs.weight.view(channels, SUIT_KERNEL, self.card_inputs).transpose(1, 2)
         runs = nn.functional.conv1d(by_suit, kernel, self.runs.bias, padding=SUIT_KERNEL // 2)
         sets = torch.einsum("bkr,ck->bcr", cards.sum(2), self.rank_mix.weight)  # the rank across the four suits
         # what every suit shares (the rank's set count, the table's context, the rank's bias), summed first: one
@@ -154,6 +188,9 @@ class CardPolicy(nn.Module):
         per_card = per_card.reshape(batch, 3, NUM_CARDS)  # discard, knock, take; card = suit * 13 + rank
         if self.take_features:
             features = torch.cat([features, observations[:, TAKE_EFFECT : TAKE_EFFECT + TAKE_EFFECT_SIZE]], dim=1)
+        if self.lookahead_features:
+            numbers = OBS_SIZE + LOOKAHEAD_PLANES * NUM_CARDS
+            features = torch.cat([features, observations[:, numbers : numbers + LOOKAHEAD_NUMBERS]], dim=1)
         general = self.general(features)
         # taking the face-up card is worth what that card is worth to this hand: its own per-card score
         face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
@@ -162,7 +199,7 @@ class CardPolicy(nn.Module):
                           per_card[:, 0], per_card[:, 1]], dim=1)  # fmt: skip
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        """Logits of shape (B, 107)."""
+        """Logits of shape (B, 107) for input rows (`prepare`'s)."""
         return self.head(observations, self.features(observations))
 
 
@@ -187,7 +224,8 @@ def build_policy(config: dict[str, Any]) -> nn.Module:
     hidden = [int(h) for h in config["hidden_sizes"]]
     if config["arch"] == "cards":
         return CardPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"],
-                          int(config["card_channels"]), config["take_features"])  # fmt: skip
+                          int(config["card_channels"]), config["take_features"],
+                          config["lookahead_features"])  # fmt: skip
     return MLPPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"])
 
 
@@ -201,9 +239,11 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
     full = {**DEFAULT_CONFIG, **config}
     if full["arch"] not in ARCHES:
         raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
+    if full["lookahead_features"] is True and full["arch"] != "cards":
+        raise ValueError(f"{where}: lookahead_features=true needs arch='cards', not arch={full['arch']!r}")
     if full["activation"] not in ACTIVATIONS:
         raise ValueError(f"{where}: activation={full['activation']!r} is not one of {tuple(ACTIVATIONS)}")
-    for key in ("deterministic", "take_features"):
+    for key in ("deterministic", "take_features", "lookahead_features"):
         if not isinstance(full[key], bool):
             raise ValueError(f"{where}: {key}={full[key]!r} must be true or false (a bool)")
     hidden = full["hidden_sizes"]
@@ -256,7 +296,7 @@ class PolicyAgent(Agent):
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            obs = torch.from_numpy(observations).to(self.device)
+            obs = torch.from_numpy(self.policy.prepare(observations)).to(self.device)
             masks = torch.from_numpy(action_masks).to(self.device)
             actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
         return actions.cpu().numpy().astype(np.int64)

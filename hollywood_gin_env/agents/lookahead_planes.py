@@ -1,0 +1,94 @@
+"""What `expert` computes before it acts, as inputs for a policy network (`CardPolicy(lookahead_features=True)`).
+
+A network can read the hand and the unseen cards, but learning what the next stock draw does to each possible
+10-card hand (an exact meld-solver question over every unseen card) from those planes is slow. This kernel gives it
+the answer, from the observation alone (as `expert` reads it: agents/_features.py), with expert's own functions:
+
+- Four card planes for the 11 cards in question (the hand in the discard phase; in a draw or offer phase the hand
+  plus the face-up card, i.e. what taking it would lead to, when taking it lowers the deadwood: the observation's
+  take_effect flag), for each card c of them: the expected deadwood after
+  throwing c, drawing one unseen card and throwing the best card, above the best such c (in tens of points); the
+  chance of being able to knock then; the chance of gin then; and `expert.danger(c)`, the chance the opponent can
+  meld c.
+- Four numbers: the best of those expected deadwoods / 100; in a draw or offer phase, how much taking the face-up
+  card beats drawing from the stock (the stock's expected deadwood minus the best above, in tens of points), and
+  the chance of a knock and of gin after a stock draw (these two whether or not taking helps).
+
+Everything is 0 where it does not apply (no face-up card, a hand that is not 10 or 11 cards, the match over).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger, lookahead
+from hollywood_gin_env.cards import NUM_CARDS
+from hollywood_gin_env.observation import O_TAKE_EFFECT
+from hollywood_gin_env.state import PHASE_OVER
+
+#: Per-card planes: expected deadwood above the best (tens), P(knock next draw), P(gin next draw), danger.
+LOOKAHEAD_PLANES = 4
+#: Numbers: best expected deadwood / 100, taking's gain over the stock (tens), P(knock), P(gin) after a stock draw.
+LOOKAHEAD_NUMBERS = 4
+LOOKAHEAD_SIZE = LOOKAHEAD_PLANES * NUM_CARDS + LOOKAHEAD_NUMBERS
+_NUMBERS = LOOKAHEAD_PLANES * NUM_CARDS
+
+
+@njit
+def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
+    """out (zeroed, LOOKAHEAD_SIZE) = the lookahead inputs of one observation row."""
+    if phase_of(obs) == PHASE_OVER:
+        return
+    hand, _, took, discarded, declined, unseen = card_masks(obs)
+    limit = knock_limit(obs)
+    held = popcount(hand)
+    cards, stock = hand, 0.0
+    if held == 10:
+        face_up = face_up_card(obs)
+        if face_up < 0 or (hand >> face_up) & 1:
+            return
+        stock, gin, knock = lookahead(hand, unseen, limit, scratch)
+        out[_NUMBERS + 2] = knock
+        out[_NUMBERS + 3] = gin
+        if obs[O_TAKE_EFFECT + 2] < 0.5:  # taking it would not lower the deadwood: no hand worth describing
+            return
+        cards = hand | (1 << face_up)
+    elif held != 11:
+        return
+    signals = discarded | declined
+    base = (10 - popcount(took)) / max(popcount(unseen), 1)
+    best = 1e18
+    for c in range(NUM_CARDS):
+        if (cards >> c) & 1:
+            expected, gin, knock = lookahead(cards & ~(1 << c), unseen, limit, scratch)
+            out[c] = expected
+            out[NUM_CARDS + c] = knock
+            out[2 * NUM_CARDS + c] = gin
+            out[3 * NUM_CARDS + c] = danger(c, took, unseen, signals, base, DEFAULT_WEIGHTS)
+            best = min(best, expected)
+    for c in range(NUM_CARDS):
+        if (cards >> c) & 1:
+            out[c] = (out[c] - best) / 10.0
+    out[_NUMBERS] = best / 100.0
+    if held == 10:
+        out[_NUMBERS + 1] = (stock - best) / 10.0
+
+
+@njit
+def _kernel(observations: np.ndarray, out: np.ndarray) -> None:
+    scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+    row = np.zeros(LOOKAHEAD_SIZE)
+    for i in range(observations.shape[0]):
+        row[:] = 0.0
+        _row(observations[i], row, scratch)
+        out[i] = row
+
+
+def lookahead_planes(observations: np.ndarray) -> np.ndarray:
+    """float32 (B, LOOKAHEAD_SIZE): the module docstring's inputs for each observation row (B, OBS_SIZE)."""
+    observations = np.ascontiguousarray(observations, dtype=np.float32)
+    out = np.zeros((observations.shape[0], LOOKAHEAD_SIZE), dtype=np.float32)
+    _kernel(observations, out)
+    return out
