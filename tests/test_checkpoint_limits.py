@@ -39,7 +39,7 @@ def hollow_checkpoint(path, hidden_sizes, arch="mlp"):
     """A checkpoint whose every tensor is one float expanded (stride 0) to the shape the config expects."""
     config = {"arch": arch, "hidden_sizes": hidden_sizes, "card_channels": 8}
     full = {**config, "obs_size": 567, "num_actions": 107, "activation": "relu", "take_features": False,
-            "deterministic": True}  # fmt: skip
+            "lookahead_features": False, "deterministic": True}  # fmt: skip
     with torch.device("meta"):
         shapes = {name: tuple(t.shape) for name, t in build_policy(full).state_dict().items()}
     state = {name: torch.zeros(1).expand(shape) for name, shape in shapes.items()}

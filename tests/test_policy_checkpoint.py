@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes  # noqa: E402
 from hollywood_gin_env.agents.policy import (  # noqa: E402
     V0_OBS_SIZE,
     CardPolicy,
@@ -18,6 +19,7 @@ from hollywood_gin_env.agents.policy import (  # noqa: E402
     load_checkpoint,
     save_checkpoint,
 )
+from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
 
@@ -48,6 +50,40 @@ def test_both_architectures_round_trip_and_play_legally(tmp_path, arch):
     masks[:, 0] = 1
     actions = agent.act(obs.numpy(), masks)
     assert masks[np.arange(64), actions].all()
+
+
+def test_a_lookahead_policy_reads_the_lookahead_inputs_and_round_trips(tmp_path):
+    config = check_policy_config({**SMALL, "take_features": True, "lookahead_features": True})
+    torch.manual_seed(0)
+    policy = build_policy(config)
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, policy, config)
+    assert torch.load(path, weights_only=True)["version"] == 4
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config["lookahead_features"] is True and loaded.input_size == OBS_SIZE + LOOKAHEAD_SIZE
+    env = SelfPlayVectorEnv(32)
+    obs, _ = env.reset(seed=3)
+    agent = load_agent(f"checkpoint:{path}")
+    for _ in range(40):  # real positions of every phase, played by the loaded agent
+        inputs = loaded.prepare(obs["observation"])
+        assert inputs.shape == (32, OBS_SIZE + LOOKAHEAD_SIZE)
+        assert np.array_equal(inputs[:, OBS_SIZE:], lookahead_planes(obs["observation"]))
+        assert torch.equal(loaded(torch.from_numpy(inputs)), policy(torch.from_numpy(inputs)))
+        actions = agent.act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][np.arange(32), actions].all()
+        obs, *_ = env.step(actions)
+    # the per-card scores read the lookahead planes: changing them alone changes the discard logits
+    changed = inputs.copy()
+    changed[:, OBS_SIZE : OBS_SIZE + 52] += 1.0
+    before, after = policy(torch.from_numpy(inputs)), policy(torch.from_numpy(changed))
+    assert not torch.allclose(before[:, 3:55], after[:, 3:55])
+
+
+def test_lookahead_features_need_the_cards_arch():
+    with pytest.raises(ValueError, match="lookahead_features=true needs arch='cards'"):
+        check_policy_config({**SMALL, "arch": "mlp", "lookahead_features": True})
+    with pytest.raises(ValueError, match="lookahead_features=1 must be true or false"):
+        check_policy_config({**SMALL, "lookahead_features": 1})
 
 
 def test_card_policy_scores_every_card_with_the_same_weights():

@@ -19,6 +19,7 @@ from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
 from agents.run import TrainingRun, resolve_device  # noqa: E402
 from agents.tableview import TABLE_VIEW_SIZE  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
 from hollywood_gin_env.handstats import HandCounts  # noqa: E402
@@ -48,8 +49,9 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_save_and_resume_continue_exactly(tmp_path):
-    run = _run()
+@pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true")])
+def test_save_and_resume_continue_exactly(tmp_path, overrides):
+    run = _run(*overrides)
     run.start()
     _train(run, 2)
     run.save(tmp_path / "last.pt")
@@ -72,15 +74,21 @@ def test_the_warm_start_is_seeded():
     assert not _equal(_weights(a), _weights(c))
 
 
-@pytest.mark.parametrize(("arch", "critic"), [("mlp", "player"), ("cards", "player"), ("cards", "table")])
-def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic):
+@pytest.mark.parametrize(
+    ("arch", "critic", "lookahead"),
+    [("mlp", "player", False), ("cards", "player", False), ("cards", "table", False), ("cards", "player", True)],
+)
+def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookahead):
     """The forward pass is torch from input to logits: on the meta device (no data) it runs, and so do the loss and
-    its backward pass, so nothing in them leaves torch for numpy or numba."""
-    config = {"arch": arch, "hidden_sizes": [32], "card_channels": 8, "take_features": arch == "cards"}
+    its backward pass, so nothing in them leaves torch for numpy or numba (the lookahead inputs are made before,
+    by `prepare`)."""
+    config = {"arch": arch, "hidden_sizes": [32], "card_channels": 8, "take_features": arch == "cards",
+              "lookahead_features": lookahead}  # fmt: skip
     with torch.device("meta"):
         model = ActorCritic(config, critic)
     batch_size = 16
-    obs = torch.empty(batch_size, OBS_SIZE, device="meta")
+    assert model.policy.input_size == OBS_SIZE + (LOOKAHEAD_SIZE if lookahead else 0)
+    obs = torch.empty(batch_size, model.policy.input_size, device="meta")
     table = torch.empty(batch_size, TABLE_VIEW_SIZE, device="meta")
     logits, values = model(obs, table)
     assert logits.device.type == values.device.type == "meta"
