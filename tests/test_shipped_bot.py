@@ -18,13 +18,14 @@ SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "hollywood-ppo.p
 def test_shipped_checkpoint_format_and_training_record():
     data = torch.load(SHIPPED, map_location="cpu", weights_only=True)
     assert data["format"] == CHECKPOINT_FORMAT and data["version"] == CHECKPOINT_VERSION
-    # policy only (no optimizer, no pool); "converted" says how the v2 file became v3 (HollywoodGin-v1)
-    assert set(data) == {"format", "version", "config", "state_dict", "training", "converted"}
-    assert data["converted"]["from_version"] == 2
+    # policy only (no optimizer, no pool), reading the lookahead inputs as the recipe trains it
+    assert set(data) == {"format", "version", "config", "state_dict", "training"}
+    assert data["config"]["lookahead_features"] is True
     assert SHIPPED.stat().st_size < 5_000_000
     record = data["training"]
     assert record["decisions"] > 1_000_000 and 0 < record["wall_seconds"] <= 2 * 3600
     assert len(record["commit"]) >= 40 and record["config"]["model"]["arch"] == data["config"]["arch"]
+    assert record["config"]["model"]["lookahead_features"] is True
     assert record["evaluations"] and "win_vs_expert" in record["evaluations"][0]
     policy, config = load_checkpoint(SHIPPED)
     assert config["deterministic"] is True

@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.policy import CHECKPOINT_VERSION  # noqa: E402
 from hollywood_gin_env.evaluate import play_pair  # noqa: E402
 from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 
@@ -71,7 +72,7 @@ def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
         record = play_pair(agent, load_agent("greedy"), 4, seed=1)
         assert record.illegal[0] == 0 and record.decisions[0] > 0
     data = torch.load(smoke_run / "policy.pt", weights_only=True)
-    assert data["version"] == 3 and data["config"]["arch"] == "cards"
+    assert data["version"] == CHECKPOINT_VERSION and data["config"]["arch"] == "cards"
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
 
