@@ -106,6 +106,9 @@ def test_rows_with_nothing_to_describe_are_zero_and_hostile_rows_do_not_crash():
                               np.full((2, OBS_SIZE), np.inf), np.ones((2, OBS_SIZE))]).astype(np.float32)  # fmt: skip
     out = lookahead_planes(hostile)
     assert out.shape == (70, LOOKAHEAD_SIZE) and np.isfinite(out).all()
+    for shape in ((3, OBS_SIZE - 1), (OBS_SIZE,), (2, 3, OBS_SIZE)):  # rows the kernel would read past: refused
+        with pytest.raises(ValueError, match=rf"observations must have shape \(B, {OBS_SIZE}\), got"):
+            lookahead_planes(np.zeros(shape, dtype=np.float32))
 
 
 def test_the_inputs_are_a_pure_function_of_the_rows():

@@ -25,7 +25,7 @@ from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger, lookahead
 from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.observation import O_TAKE_EFFECT
+from hollywood_gin_env.observation import O_TAKE_EFFECT, OBS_SIZE
 from hollywood_gin_env.state import PHASE_OVER
 
 #: Per-card planes: expected deadwood above the best (tens), P(knock next draw), P(gin next draw), danger.
@@ -89,6 +89,8 @@ def _kernel(observations: np.ndarray, out: np.ndarray) -> None:
 def lookahead_planes(observations: np.ndarray) -> np.ndarray:
     """float32 (B, LOOKAHEAD_SIZE): the module docstring's inputs for each observation row (B, OBS_SIZE)."""
     observations = np.ascontiguousarray(observations, dtype=np.float32)
+    if observations.ndim != 2 or observations.shape[1] != OBS_SIZE:  # the kernel reads fixed offsets of each row
+        raise ValueError(f"observations must have shape (B, {OBS_SIZE}), got {observations.shape}")
     out = np.zeros((observations.shape[0], LOOKAHEAD_SIZE), dtype=np.float32)
     _kernel(observations, out)
     return out
