@@ -136,6 +136,9 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
             assert page.locator("[data-action=discard]:enabled").count() == 0  # only legal moves are enabled
             assert page.locator("#bot-hand .card").count() == 10 and page.locator("#bot-hand .face").count() == 0
             click(page, "[data-action=take][data-card='2C']")
+            # the answer has arrived; the page renders it just after: wait for the knock it must offer (a CI run
+            # on a busy machine once read the count before the render)
+            page.wait_for_selector("[data-action=knock][data-card='9D']")
             assert page.locator("[data-action=knock]").count() >= 1
             assert "knock \u00b7 2" in page.locator("[data-action=knock][data-card='9D']").inner_text()
             click(page, "[data-action=knock][data-card='9D']")
