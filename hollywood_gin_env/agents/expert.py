@@ -101,6 +101,12 @@ def hand_value(hand: int, unseen: int, limit: int, w: np.ndarray, scratch: np.nd
 
 
 @njit
+def hidden_card_prob(took: int, unseen: int) -> float:
+    """Chance the opponent holds a given unseen card: its hidden cards (10 less those it took) over the unseen."""
+    return (10 - popcount(took)) / max(popcount(unseen), 1)
+
+
+@njit
 def held_prob(card: int, took: int, unseen: int, base: float) -> float:
     """Chance the opponent holds `card`: 1 if they took it, `base` if it is unseen, else 0 (dead)."""
     if (took >> card) & 1:
@@ -132,7 +138,7 @@ def danger(card: int, took: int, unseen: int, signals: int, base: float, w: np.n
 def discard_score(hand11: int, card: int, obs: np.ndarray, masks: tuple, w: np.ndarray, scratch: np.ndarray) -> float:
     """V(hand11 - card) + the danger cost of throwing `card` (lower is better)."""
     took, unseen, signals = masks
-    base = (10 - popcount(took)) / max(popcount(unseen), 1)
+    base = hidden_card_prob(took, unseen)
     weight = w[W_DANGER] + w[W_DANGER_AGE] * turns(obs)
     value = hand_value(hand11 & ~(1 << card), unseen, knock_limit(obs), w, scratch)
     return value + weight * danger(card, took, unseen, signals, base, w) - 0.01 * card_value(card)

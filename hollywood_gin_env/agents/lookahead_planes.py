@@ -23,7 +23,7 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger, lookahead
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger, hidden_card_prob, lookahead
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import O_TAKE_EFFECT, OBS_SIZE
 from hollywood_gin_env.state import PHASE_OVER
@@ -58,7 +58,7 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     elif held != 11:
         return
     signals = discarded | declined
-    base = (10 - popcount(took)) / max(popcount(unseen), 1)
+    base = hidden_card_prob(took, unseen)
     best = 1e18
     for c in range(NUM_CARDS):
         if (cards >> c) & 1:
