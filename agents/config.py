@@ -63,8 +63,9 @@ class EnvConfig:
 
     num_envs: int = field(default=512, metadata=_allowed(2, 8192))
     """matches played at once (one batched engine; at most 8192, and num_envs * ppo.rollout_steps <= 2**20)"""
-    reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match")))
-    """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end"""
+    reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match", "chance")))
+    """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end;
+    "chance": 2 × the hand's change in the chance to win the match (hollywood_gin_env/win_chance.py)"""
     match_bonus: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
     """extra ± reward to the match winner and loser, on top of `reward` (shapes towards what evaluation counts)"""
     episode: str = field(default="match", metadata=_allowed(choices=("match", "hand")))

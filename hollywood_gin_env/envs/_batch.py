@@ -19,18 +19,24 @@ from hollywood_gin_env.state import (
     M_WINNER,
     PHASE_OVER,
     R_CLOSED,
+    R_CREDITED,
     R_POINTS,
     R_WINNER,
     S_DONE_NOW,
     S_HAND_OVER,
     named,
 )
+from hollywood_gin_env.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
 
-REWARD_MODES = ("hand", "game", "match")
+REWARD_MODES = ("hand", "game", "match", "chance")
 EPISODE_MODES = ("match", "hand")
-REWARD_HAND, REWARD_GAME, REWARD_MATCH = (REWARD_MODES.index(m) for m in ("hand", "game", "match"))
+REWARD_HAND, REWARD_GAME, REWARD_MATCH, REWARD_CHANCE = (
+    REWARD_MODES.index(m) for m in ("hand", "game", "match", "chance")
+)
 #: reward="hand" pays a hand's points divided by this.
 POINTS_PER_REWARD = 100.0
+#: reward="chance" pays this times the hand's change in the match-win chance, so a match adds up to about ±1.
+CHANCE_PER_REWARD = 2.0
 
 _SEED_MUL = np.uint64(0xD1342543DE82EF95)
 _SEED_ADD = np.uint64(0x2545F4914F6CDD1D)
@@ -90,8 +96,21 @@ def end_step(match, illegal, worst, rewards, ended, carry) -> None:
 
 
 @njit
-def credit(last_step, last_hand, match, seats, active, mode, hand_episodes, rewards, ended) -> None:
-    """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends."""
+def chance_change(totals, entries, game_winner, hand_wins, last_hand, player, params) -> float:
+    """How much the hand in last_hand changed `player`'s chance to win the match (win_chance after minus before)."""
+    after = win_chance(totals, entries, game_winner, hand_wins, player, params, HAND_POINTS, CHANCE_SAMPLES)
+    t, e, w, h = totals.copy(), entries.copy(), game_winner.copy(), hand_wins.copy()
+    undo_hand(t, e, w, h, last_hand[R_WINNER], last_hand[R_POINTS], last_hand[R_CREDITED], last_hand[R_CLOSED])
+    return after - win_chance(t, e, w, h, player, params, HAND_POINTS, CHANCE_SAMPLES)
+
+
+@njit
+def credit(last_step, last_hand, match, sheet, params, seats, active, mode, hand_episodes, rewards, ended) -> None:
+    """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends.
+
+    sheet = (totals, entries, game_winner, hand_wins), the state's score sheet (read by reward="chance").
+    """
+    totals, entries, game_winner, hand_wins = sheet
     for i in range(last_step.shape[0]):
         if not active[i]:
             continue
@@ -103,6 +122,10 @@ def credit(last_step, last_hand, match, seats, active, mode, hand_episodes, rewa
                     rewards[i] += sign * last_hand[i, R_POINTS] / POINTS_PER_REWARD
                 elif mode == REWARD_GAME:
                     rewards[i] += sign * count_bits(last_hand[i, R_CLOSED])
+                elif mode == REWARD_CHANCE:
+                    rewards[i] += CHANCE_PER_REWARD * chance_change(
+                        totals[i], entries[i], game_winner[i], hand_wins[i], last_hand[i], seats[i], params
+                    )
             if hand_episodes:
                 ended[i] = True
         if last_step[i, S_DONE_NOW] == 1:
@@ -134,4 +157,5 @@ def random_opponent_turns(
     while opponent_turns(s.match, seats, active, ended, need):
         sample_legal_streams(s.legal, need, rng, actions)
         step_kernel(actions, need, params, arrays)
-        credit(s.last_step, s.last_hand, s.match, seats, need, mode, hand_episodes, rewards, ended)
+        sheet = (s.totals, s.entries, s.game_winner, s.hand_wins)
+        credit(s.last_step, s.last_hand, s.match, sheet, params, seats, need, mode, hand_episodes, rewards, ended)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.envs._batch import POINTS_PER_REWARD
+from hollywood_gin_env.envs._batch import CHANCE_PER_REWARD, POINTS_PER_REWARD
 from hollywood_gin_env.observation import OBS_SIZE, observation_high
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import (
@@ -31,4 +31,6 @@ def worst_reward(rules: Rules, reward: str) -> float:
         return -(max(rules.gin_bonus, rules.undercut_bonus) + MAX_DEADWOOD_GAP) / POINTS_PER_REWARD
     if reward == "game":
         return -float(rules.num_games)
+    if reward == "chance":  # a hand moves the win chance by at most 1
+        return -CHANCE_PER_REWARD
     return -1.0
