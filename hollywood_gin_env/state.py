@@ -117,9 +117,9 @@ class EngineState(NamedTuple):
         """The arrays as a plain tuple, as the kernels take them (see `named`)."""
         return tuple(self)
 
-    def sheet(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The score sheet as `envs._batch.credit` reads it: (totals, entries, game_winner, hand_wins)."""
-        return self.totals, self.entries, self.game_winner, self.hand_wins
+    def sheet(self) -> tuple[np.ndarray, ...]:
+        """The score sheet as `envs._batch.credit` reads it: (totals, entries, game_winner, game_net, hand_wins)."""
+        return self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins
 
     def copy_match(self, src: int, dst: EngineState, dst_index: int) -> None:
         """Copy match src of this state into match dst_index of dst."""

@@ -18,12 +18,111 @@ from hollywood_gin_env.scoring import MAX_GAMES, enter_hand, series_result
 
 #: Points of a won hand at the default rules, as 100 quantiles (the 0.5th, 1.5th, ... 99.5th percentiles) of 13,308
 #: hands `expert` played against itself (`scripts/hand_points.py` measures them again).
-HAND_POINTS = np.array([
-    1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8,
-    8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 12, 13, 13, 13, 13, 14,
-    14, 14, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 20, 20, 21, 21, 22,
-    23, 23, 24, 25, 25, 26, 26, 27, 28, 29, 30, 31, 33, 35, 36, 38, 39, 40, 42, 44, 46, 48, 51, 55, 64,
-], dtype=np.int64)
+HAND_POINTS = np.array(
+    [
+        1,
+        1,
+        2,
+        2,
+        2,
+        3,
+        3,
+        3,
+        4,
+        4,
+        4,
+        5,
+        5,
+        5,
+        5,
+        6,
+        6,
+        6,
+        6,
+        7,
+        7,
+        7,
+        7,
+        8,
+        8,
+        8,
+        8,
+        9,
+        9,
+        9,
+        9,
+        10,
+        10,
+        10,
+        10,
+        10,
+        11,
+        11,
+        11,
+        11,
+        12,
+        12,
+        12,
+        12,
+        12,
+        13,
+        13,
+        13,
+        13,
+        14,
+        14,
+        14,
+        15,
+        15,
+        15,
+        16,
+        16,
+        16,
+        16,
+        17,
+        17,
+        17,
+        17,
+        18,
+        18,
+        18,
+        18,
+        19,
+        19,
+        19,
+        20,
+        20,
+        21,
+        21,
+        22,
+        23,
+        23,
+        24,
+        25,
+        25,
+        26,
+        26,
+        27,
+        28,
+        29,
+        30,
+        31,
+        33,
+        35,
+        36,
+        38,
+        39,
+        40,
+        42,
+        44,
+        46,
+        48,
+        51,
+        55,
+        64,
+    ],
+    dtype=np.int64,
+)
 #: How many series each estimate plays out (its standard error is at most 0.5 / sqrt(CHANCE_SAMPLES)).
 CHANCE_SAMPLES = 256
 #: A series played out stops after this many hands (none at the default rules comes near it).
@@ -32,42 +131,48 @@ _STREAM_SEED = np.uint64(0x5EED0FC4A9CE5EED)
 
 
 @njit
+def settled_winner(game_winner, game_net, params) -> int:
+    """The series winner once no later hand can change it (two games won under "two_games"), else -1."""
+    if params[P_SERIES_WINNER] == SERIES_WINNER_NET_POINTS:
+        return series_result(game_winner, game_net, params)
+    num_games = params[P_NUM_GAMES]
+    for player in range(2):
+        won = 0
+        for g in range(num_games):
+            won += game_winner[g] == player
+        if won * 2 > num_games:  # the series may be played on (R37) but its winner is known
+            return player
+    return -1
+
+
+@njit
 def _play_out(totals, entries, game_winner, game_net, hand_wins, params, points, rng) -> int:
     """Play one series out on the sheet (changed in place) with random hands; return its winner (-1: unfinished)."""
-    num_games = params[P_NUM_GAMES]
-    by_games = params[P_SERIES_WINNER] != SERIES_WINNER_NET_POINTS
     for _ in range(MAX_HANDS):
         winner = random_below(rng, 0, 2)
         _, closed = enter_hand(totals, entries, game_winner, game_net, hand_wins, winner,
                                points[random_below(rng, 0, points.shape[0])], params)  # fmt: skip
-        if closed == 0:
-            continue
-        if by_games:  # two games of three decide the series, whether or not the third is played on
-            won = 0
-            for g in range(num_games):
-                won += game_winner[g] == winner
-            if won * 2 > num_games:
-                return winner
-        else:
-            result = series_result(game_winner, game_net, params)
+        if closed:
+            result = settled_winner(game_winner, game_net, params)
             if result >= 0:
                 return result
     return -1
 
 
 @njit
-def win_chance(totals, entries, game_winner, hand_wins, player, params, points, samples) -> float:
-    """The chance that `player` wins the series from this sheet (1 or 0 once it is decided)."""
-    net = np.zeros(MAX_GAMES, dtype=np.int64)
-    decided = series_result(game_winner, net, params)
-    if decided >= 0:
-        return 1.0 if decided == player else 0.0
-    t, e, w, h = totals.copy(), entries.copy(), game_winner.copy(), hand_wins.copy()
+def win_chance(sheet, player, params, points, samples) -> float:
+    """The chance that `player` wins the series from sheet = (totals, entries, game_winner, game_net, hand_wins)
+    (1 or 0 once its winner is settled)."""
+    totals, entries, game_winner, game_net, hand_wins = sheet
+    settled = settled_winner(game_winner, game_net, params)
+    if settled >= 0:
+        return 1.0 if settled == player else 0.0
+    t, e, w, net, h = totals.copy(), entries.copy(), game_winner.copy(), game_net.copy(), hand_wins.copy()
     rng = np.zeros(1, dtype=np.uint64)
     wins = 0
     for sample in range(samples):
         for g in range(MAX_GAMES):  # element loops: numba's slice copies cost more than a play-out's hands
-            w[g], net[g] = game_winner[g], 0
+            w[g], net[g] = game_winner[g], game_net[g]
             for p in range(2):
                 t[g, p], e[g, p] = totals[g, p], entries[g, p]
         h[0], h[1] = hand_wins[0], hand_wins[1]
@@ -77,12 +182,14 @@ def win_chance(totals, entries, game_winner, hand_wins, player, params, points, 
 
 
 @njit
-def undo_hand(totals, entries, game_winner, hand_wins, winner, points, credited, closed) -> None:
-    """Take one won hand back off a sheet: the sheet as it was before scoring.enter_hand entered it."""
+def undo_hand(sheet, winner, points, credited, closed) -> None:
+    """Take one won hand back off sheet = (totals, entries, game_winner, game_net, hand_wins): the sheet as it was
+    before scoring.enter_hand entered it."""
+    totals, entries, game_winner, game_net, hand_wins = sheet
     hand_wins[winner] -= 1
     for g in range(totals.shape[0]):
         if (credited >> g) & 1:
             totals[g, winner] -= points
             entries[g, winner] -= 1
         if (closed >> g) & 1:
-            game_winner[g] = -1
+            game_winner[g], game_net[g] = -1, 0

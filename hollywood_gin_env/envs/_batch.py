@@ -96,21 +96,21 @@ def end_step(match, illegal, worst, rewards, ended, carry) -> None:
 
 
 @njit
-def chance_change(totals, entries, game_winner, hand_wins, last_hand, player, params) -> float:
+def chance_change(sheet, last_hand, player, params) -> float:
     """How much the hand in last_hand changed `player`'s chance to win the match (win_chance after minus before)."""
-    after = win_chance(totals, entries, game_winner, hand_wins, player, params, HAND_POINTS, CHANCE_SAMPLES)
-    t, e, w, h = totals.copy(), entries.copy(), game_winner.copy(), hand_wins.copy()
-    undo_hand(t, e, w, h, last_hand[R_WINNER], last_hand[R_POINTS], last_hand[R_CREDITED], last_hand[R_CLOSED])
-    return after - win_chance(t, e, w, h, player, params, HAND_POINTS, CHANCE_SAMPLES)
+    after = win_chance(sheet, player, params, HAND_POINTS, CHANCE_SAMPLES)
+    before = (sheet[0].copy(), sheet[1].copy(), sheet[2].copy(), sheet[3].copy(), sheet[4].copy())
+    undo_hand(before, last_hand[R_WINNER], last_hand[R_POINTS], last_hand[R_CREDITED], last_hand[R_CLOSED])
+    return after - win_chance(before, player, params, HAND_POINTS, CHANCE_SAMPLES)
 
 
 @njit
 def credit(last_step, last_hand, match, sheet, params, seats, active, mode, hand_episodes, rewards, ended) -> None:
     """After an engine step: add seats[i]'s reward for it to rewards[i] and flag the episode ends.
 
-    sheet = (totals, entries, game_winner, hand_wins), the state's score sheet (read by reward="chance").
+    sheet = (totals, entries, game_winner, game_net, hand_wins), the state's score sheet (read by reward="chance").
     """
-    totals, entries, game_winner, hand_wins = sheet
+    totals, entries, game_winner, game_net, hand_wins = sheet
     for i in range(last_step.shape[0]):
         if not active[i]:
             continue
@@ -123,9 +123,8 @@ def credit(last_step, last_hand, match, sheet, params, seats, active, mode, hand
                 elif mode == REWARD_GAME:
                     rewards[i] += sign * count_bits(last_hand[i, R_CLOSED])
                 elif mode == REWARD_CHANCE:
-                    rewards[i] += CHANCE_PER_REWARD * chance_change(
-                        totals[i], entries[i], game_winner[i], hand_wins[i], last_hand[i], seats[i], params
-                    )
+                    match_sheet = (totals[i], entries[i], game_winner[i], game_net[i], hand_wins[i])
+                    rewards[i] += CHANCE_PER_REWARD * chance_change(match_sheet, last_hand[i], seats[i], params)
             if hand_episodes:
                 ended[i] = True
         if last_step[i, S_DONE_NOW] == 1:
@@ -157,5 +156,5 @@ def random_opponent_turns(
     while opponent_turns(s.match, seats, active, ended, need):
         sample_legal_streams(s.legal, need, rng, actions)
         step_kernel(actions, need, params, arrays)
-        sheet = (s.totals, s.entries, s.game_winner, s.hand_wins)
+        sheet = (s.totals, s.entries, s.game_winner, s.game_net, s.hand_wins)
         credit(s.last_step, s.last_hand, s.match, sheet, params, seats, need, mode, hand_episodes, rewards, ended)
