@@ -124,7 +124,7 @@ HAND_POINTS = np.array(
     dtype=np.int64,
 )
 #: How many series each estimate plays out (its standard error is at most 0.5 / sqrt(CHANCE_SAMPLES)).
-CHANCE_SAMPLES = 256
+CHANCE_SAMPLES = 128
 #: A series played out stops after this many hands (none at the default rules comes near it).
 MAX_HANDS = 400
 _STREAM_SEED = np.uint64(0x5EED0FC4A9CE5EED)

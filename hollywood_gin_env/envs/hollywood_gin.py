@@ -52,11 +52,13 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       the opponent wins (a knock scores d - k, gin 25 + d, an undercut 10 + k - d); a drawn hand 0.
     - `reward="game"`: +1 / -1 for each Hollywood game (G1, G2, G3) closed by the learner / opponent.
     - `reward="match"`: +1 / -1 at the end of the match for the series winner / loser.
+    - `reward="chance"`: for each hand scored, 2 x the change it made in the learner's chance to win the
+      match (`hollywood_gin_env.win_chance`); a match's rewards add up to 2 x (result - chance at the start).
     A hand the opponent ends before the learner's first decision of an episode (a first-turn knock)
     is scored in the learner's next step.
     Illegal action (an integer id outside the mask, 107 and -1 included): the episode ends and the reward
     is the mode's worst: `-(max(gin_bonus, undercut_bonus) + 100) / 100` (-1.25 by default) for "hand",
-    `-num_games` for "game", -1 for "match". An action that is no integer (1.0, True, "1") raises TypeError:
+    `-num_games` for "game", -1 for "match", -2 for "chance". An action that is no integer (1.0, True, "1") raises TypeError:
     every front end (VectorEnv, SelfPlayVectorEnv, PettingZoo, Game) agrees on what is illegal.
 
     ## Episode End
@@ -82,7 +84,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       `hollywood_gin_env.agents.load_agent` knows ("greedy", "expert", "search", "checkpoint:PATH"), an object
       with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
       `reset(seed)`, if it has one, by every seeded reset), or such a callable.
-    - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game" or "match". `episode`: "match" or
+    - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game", "match" or "chance". `episode`: "match" or
       "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`: "end" or "raise"
       (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()` returns
       the table as text: both hands, pile, sheet), "human" (printed after every reset and step) or

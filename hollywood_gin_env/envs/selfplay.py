@@ -38,7 +38,8 @@ class SelfPlayVectorEnv:
 
     ## Rewards
     `rewards[i, p]` is player p's reward from step i's events, in the mode of `reward` ("hand":
-    ±points/100 per hand, "game": ±1 per Hollywood game closed, "match": ±1 at the series end);
+    ±points/100 per hand, "game": ±1 per Hollywood game closed, "match": ±1 at the series end, "chance": 2 x the
+    hand's change in the chance to win the match);
     `rewards[:, 0] == -rewards[:, 1]`. It belongs to player p's latest decision in the episode, whose
     step index is `infos["decision_step"][i, p]` (-1: p has not decided yet in this episode, as when
     the opponent knocks on the hand's first turn; no decision earned it).
