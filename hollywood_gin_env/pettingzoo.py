@@ -47,8 +47,9 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
     Actions `Discrete(107)` and observations as in `HollywoodGinEnv`. Rewards are zero-sum in the mode
     of `reward`: "hand" (±points/100 for each hand), "game" (±1 for each Hollywood game closed),
-    "match" (±1 at the end of the series) or "chance" (2 x each hand's change in the chance to win the match). The episode terminates for both agents when the match is
-    over; there is no truncation. `reset(seed=k)` seeds the deals (as `Game(seed=k)`); `reset()`
+    "match" (±1 at the end of the series) or "chance" (2 x each hand's change in the chance to win the
+    match). The episode terminates for both agents when the match is over; there is no truncation.
+    `reset(seed=k)` seeds the deals (as `Game(seed=k)`); `reset()`
     continues the stream; `options={"deck": [...], "first_dealer": 0 or 1}` fixes the first deal.
     """
 

@@ -39,7 +39,8 @@ class LastLegal:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"reward": "hand"}, {"reward": "game"}, {"reward": "match"}, {"episode": "hand", "learner_seat": 1}],
+    [{"reward": "hand"}, {"reward": "game"}, {"reward": "match"}, {"reward": "chance"},
+     {"episode": "hand", "learner_seat": 1}],  # fmt: skip
 )
 def test_check_env_passes_with_warnings_as_errors(kwargs, capsys):
     with warnings.catch_warnings():

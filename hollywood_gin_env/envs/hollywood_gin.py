@@ -58,8 +58,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     is scored in the learner's next step.
     Illegal action (an integer id outside the mask, 107 and -1 included): the episode ends and the reward
     is the mode's worst: `-(max(gin_bonus, undercut_bonus) + 100) / 100` (-1.25 by default) for "hand",
-    `-num_games` for "game", -1 for "match", -2 for "chance". An action that is no integer (1.0, True, "1") raises TypeError:
-    every front end (VectorEnv, SelfPlayVectorEnv, PettingZoo, Game) agrees on what is illegal.
+    `-num_games` for "game", -1 for "match", -2 for "chance". An action that is no integer (1.0, True, "1")
+    raises TypeError: every front end (VectorEnv, SelfPlayVectorEnv, PettingZoo, Game) agrees on what is illegal.
 
     ## Episode End
     - Termination: `episode="match"`: the series is over (R37); `episode="hand"`: a hand ends (knock,
