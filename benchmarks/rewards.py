@@ -3,7 +3,7 @@
 Both run `SelfPlayVectorEnv` in this process, on one core, with a player that knocks whenever it may and otherwise
 plays a random legal action, so hands end about as often as in trained play (random play hardly ever knocks). The
 two modes take turns for `--rounds` rounds and each keeps its best round. The figure that matters is the cost a
-hand: a training run ends about 700,000 hands an hour of its wall time.
+hand.
 
     python benchmarks/rewards.py [--seconds 2] [--rounds 3] [--num-envs 256] [--json]
 """

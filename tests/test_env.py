@@ -39,8 +39,13 @@ class LastLegal:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"reward": "hand"}, {"reward": "game"}, {"reward": "match"}, {"reward": "chance"},
-     {"episode": "hand", "learner_seat": 1}],  # fmt: skip
+    [
+        {"reward": "hand"},
+        {"reward": "game"},
+        {"reward": "match"},
+        {"reward": "chance"},
+        {"episode": "hand", "learner_seat": 1},
+    ],
 )
 def test_check_env_passes_with_warnings_as_errors(kwargs, capsys):
     with warnings.catch_warnings():
