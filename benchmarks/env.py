@@ -13,25 +13,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import time
 from collections.abc import Callable
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _one_core  # first: it sets one thread per library before numpy loads
 
+# isort: split
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v1)
 from hollywood_gin_env.sampling import sample_legal_streams  # noqa: E402
-
-
-def pin_one_core() -> None:
-    """Run on a single CPU where the OS allows it."""
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
 def vector_runner(num_envs: int) -> Callable[[float], float]:
@@ -111,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.seconds, args.rounds, args.num_envs = 0.05, 1, 64
-    pin_one_core()
+    _one_core.pin_one_core()
     runners = {"openspiel": openspiel_runner(), "vector": vector_runner(args.num_envs), "single": single_runner()}
     best = dict.fromkeys(runners, 0.0)
     for _ in range(args.rounds):

@@ -17,9 +17,9 @@ import logging
 import os
 import time
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _one_core  # noqa: F401  (first: it sets one thread per library before numpy loads)
 
+# isort: split
 from hollywood_gin_env.evaluate import Schedule, evaluate_pairs, summarize_pair  # noqa: E402
 
 

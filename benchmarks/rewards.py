@@ -12,24 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from collections.abc import Callable
 
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+import _one_core  # first: it sets one thread per library before numpy loads
 
+# isort: split
 import numpy as np  # noqa: E402
 
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.sampling import sample_legal_streams  # noqa: E402
 from hollywood_gin_env.state import KNOCK_BASE  # noqa: E402
-
-
-def pin_one_core() -> None:
-    """Run on a single CPU where the OS allows it."""
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
 def runner(reward: str, num_envs: int) -> Callable[[float], tuple[float, float]]:
@@ -68,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.seconds, args.rounds, args.num_envs = 0.05, 1, 32
-    pin_one_core()
+    _one_core.pin_one_core()
     runners = {mode: runner(mode, args.num_envs) for mode in ("hand", "chance")}
     best = {mode: (0.0, 0.0) for mode in runners}
     for _ in range(args.rounds):
