@@ -132,6 +132,18 @@ def enter_hand(
 
 
 @njit
+def majority_winner(game_winner: np.ndarray, num_games: int) -> int:
+    """The player who has won more than half of the games (R37: two of three decide the series), else -1."""
+    for player in range(2):
+        won = 0
+        for g in range(num_games):
+            won += game_winner[g] == player
+        if won * 2 > num_games:
+            return player
+    return -1
+
+
+@njit
 def series_result(game_winner: np.ndarray, game_net: np.ndarray, params: np.ndarray) -> int:
     """The series winner (0 or 1) once the series is over (R37), else -1."""
     num_games = params[P_NUM_GAMES]
@@ -144,7 +156,7 @@ def series_result(game_winner: np.ndarray, game_net: np.ndarray, params: np.ndar
         else:
             wins[game_winner[g]] += 1
             net[game_winner[g]] += game_net[g]
-    decided = wins[0] * 2 > num_games or wins[1] * 2 > num_games
+    decided = majority_winner(game_winner, num_games) >= 0
     if open_games > 0 and not (params[P_SERIES_END] == SERIES_END_WHEN_DECIDED and decided):
         return -1
     if params[P_SERIES_WINNER] == SERIES_WINNER_NET_POINTS and net[0] != net[1]:

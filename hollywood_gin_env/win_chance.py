@@ -14,115 +14,16 @@ import numpy as np
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.rules import P_NUM_GAMES, P_SERIES_WINNER, SERIES_WINNER_NET_POINTS
 from hollywood_gin_env.sampling import random_below
-from hollywood_gin_env.scoring import MAX_GAMES, enter_hand, series_result
+from hollywood_gin_env.scoring import MAX_GAMES, enter_hand, majority_winner, series_result
 
 #: Points of a won hand at the default rules, as 100 quantiles (the 0.5th, 1.5th, ... 99.5th percentiles) of 13,308
 #: hands `expert` played against itself (`scripts/hand_points.py` measures them again).
-HAND_POINTS = np.array(
-    [
-        1,
-        1,
-        2,
-        2,
-        2,
-        3,
-        3,
-        3,
-        4,
-        4,
-        4,
-        5,
-        5,
-        5,
-        5,
-        6,
-        6,
-        6,
-        6,
-        7,
-        7,
-        7,
-        7,
-        8,
-        8,
-        8,
-        8,
-        9,
-        9,
-        9,
-        9,
-        10,
-        10,
-        10,
-        10,
-        10,
-        11,
-        11,
-        11,
-        11,
-        12,
-        12,
-        12,
-        12,
-        12,
-        13,
-        13,
-        13,
-        13,
-        14,
-        14,
-        14,
-        15,
-        15,
-        15,
-        16,
-        16,
-        16,
-        16,
-        17,
-        17,
-        17,
-        17,
-        18,
-        18,
-        18,
-        18,
-        19,
-        19,
-        19,
-        20,
-        20,
-        21,
-        21,
-        22,
-        23,
-        23,
-        24,
-        25,
-        25,
-        26,
-        26,
-        27,
-        28,
-        29,
-        30,
-        31,
-        33,
-        35,
-        36,
-        38,
-        39,
-        40,
-        42,
-        44,
-        46,
-        48,
-        51,
-        55,
-        64,
-    ],
-    dtype=np.int64,
-)
+HAND_POINTS = np.array([
+    1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 8, 8,
+    8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 10, 11, 11, 11, 11, 12, 12, 12, 12, 12, 13, 13, 13, 13, 14,
+    14, 14, 15, 15, 15, 16, 16, 16, 16, 17, 17, 17, 17, 18, 18, 18, 18, 19, 19, 19, 20, 20, 21, 21, 22,
+    23, 23, 24, 25, 25, 26, 26, 27, 28, 29, 30, 31, 33, 35, 36, 38, 39, 40, 42, 44, 46, 48, 51, 55, 64,
+], dtype=np.int64)  # fmt: skip
 #: How many series each estimate plays out (its standard error is at most 0.5 / sqrt(CHANCE_SAMPLES)).
 CHANCE_SAMPLES = 128
 #: A series played out stops after this many hands (none at the default rules comes near it).
@@ -135,14 +36,7 @@ def settled_winner(game_winner, game_net, params) -> int:
     """The series winner once no later hand can change it (two games won under "two_games"), else -1."""
     if params[P_SERIES_WINNER] == SERIES_WINNER_NET_POINTS:
         return series_result(game_winner, game_net, params)
-    num_games = params[P_NUM_GAMES]
-    for player in range(2):
-        won = 0
-        for g in range(num_games):
-            won += game_winner[g] == player
-        if won * 2 > num_games:  # the series may be played on (R37) but its winner is known
-            return player
-    return -1
+    return majority_winner(game_winner, params[P_NUM_GAMES])  # the series may be played on (R37), its winner known
 
 
 @njit
