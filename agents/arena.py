@@ -10,6 +10,7 @@ statistics come from the env's step infos (hollywood_gin_env.handstats), never f
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -65,8 +66,11 @@ class Arena:
             self.learner_seat[rows] = rng.integers(0, 2, size=count)
 
     def collect(self, storage: RolloutStorage, model: ActorCritic | None, generator: torch.Generator | None,
-                rng: np.random.Generator, actor: AgentProtocol | None = None) -> None:  # fmt: skip
-        """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage."""
+                rng: np.random.Generator, actor: AgentProtocol | None = None,
+                before_step: Callable[[int, np.ndarray], None] | None = None) -> None:  # fmt: skip
+        """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage.
+        before_step(t, actions), if given, sees each step's actions while the engine still holds the state they act
+        on."""
         storage.clear(self.env.next_step)
         self.forward_s = 0.0  # time in the learner's forward passes (the rest: env, opponents, bookkeeping)
         for t in range(storage.steps):
@@ -91,6 +95,8 @@ class Arena:
             self._opponents_act(~learner, obs, masks, actions, generator)
             storage.table[t], storage.masks[t], storage.actions[t] = table, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
+            if before_step is not None:
+                before_step(t, actions)
             self._step(storage, actions, rng)
         storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
 

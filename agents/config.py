@@ -154,6 +154,14 @@ class WarmStartConfig:
     """decisions per gradient step"""
     value_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
     """weight of the value head's regression on the teacher's discounted returns"""
+    improve_weight: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
+    """weight, per point of hand score, of the rollout advantages of the teacher's alternatives (agents/warmstart.py:
+    each labelled decision's candidates are played from the true state and the hand rolled out by the teacher in both
+    seats); against a weight of 1 for cloning the teacher's action. 0: plain cloning, no rollouts"""
+    improve_fraction: float = field(default=0.25, metadata=_allowed(0.0, 1.0))
+    """the share of the teacher's decisions labelled by rollouts (each costs a hand's rollout per candidate)"""
+    improve_candidates: int = field(default=3, metadata=_allowed(1, 11))
+    """discards compared in a labelled discard decision, besides the teacher's action and the best knock"""
 
 
 @dataclass

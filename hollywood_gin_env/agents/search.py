@@ -37,7 +37,7 @@ from hollywood_gin_env.agents._features import (
     stock_size,
     turns,
 )
-from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, best_knock, discard_score, expert_row
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.kernels import _update_legal, step_kernel
@@ -258,11 +258,7 @@ class SearchAgent(Agent):
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         check_hand_sizes(observations)
         self._check_rules(observations)
-        rows = observations.shape[0]
-        cands = np.zeros((rows, self.candidates + 3), dtype=np.int64)  # base, expert, knock, discards; or <= 3
-        counts = np.zeros(rows, dtype=np.int64)
-        ok = np.zeros(rows, dtype=np.bool_)
-        _candidates_kernel(observations, action_masks, self.candidates, self.weights, cands, counts, ok)
+        cands, counts, ok = candidate_table(observations, action_masks, self.candidates, self.weights)
         if self.base is not None:
             put_first(cands, counts, np.asarray(self.base.act(observations, action_masks), dtype=np.int64))
         out = cands[:, 0].copy()
@@ -273,7 +269,8 @@ class SearchAgent(Agent):
         arrays = EngineState.allocate(row_of.size).arrays()
         seeds = self._row_seeds(observations)
         deal_all(observations, row_of, rollout_of, seeds, arrays, self.params)
-        values = self._rollouts(arrays, cands[row_of, cand_of], observations[row_of, O_SEAT].round().astype(np.int64))
+        values = rollout_scores(arrays, cands[row_of, cand_of], observations[row_of, O_SEAT].round().astype(np.int64),
+                                self.policy, self.params)
         start = 0
         for r in search:
             size = counts[r] * self.rollouts
@@ -281,34 +278,6 @@ class SearchAgent(Agent):
                                              self.confidence)]  # fmt: skip
             start += size
         return out
-
-    def _rollouts(self, arrays: tuple, first: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        """Each match's hand score for `seats` after its first action and a rollout to the hand's end."""
-        s = EngineState(*arrays)
-        n = first.size
-        everyone = np.ones(n, dtype=np.bool_)
-        step_kernel(first, everyone, self.params, arrays)
-        if s.last_step[:, S_ILLEGAL].any():
-            raise AssertionError("search: a candidate was illegal in its determinisation")  # a bug, never input
-        over = s.last_step[:, S_HAND_OVER] == 1
-        values = np.zeros(n)
-        _score(s, over, seats, values)
-        obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-        mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
-        actions = np.zeros(n, dtype=np.int64)
-        for _ in range(MAX_ROLLOUT_STEPS):
-            active = ~over & (s.match[:, M_PHASE] != PHASE_OVER)
-            if not active.any():
-                break
-            players = s.match[:, M_PLAYER].copy()
-            encode_kernel(players, active, arrays, self.params, obs, mask)
-            idx = np.flatnonzero(active)
-            actions[idx] = self.policy.act(obs[idx], mask[idx])
-            step_kernel(actions, active, self.params, arrays)
-            ended = active & (s.last_step[:, S_HAND_OVER] == 1)
-            _score(s, ended, seats, values)
-            over |= ended
-        return values
 
     def _row_seeds(self, observations: np.ndarray) -> np.ndarray:
         """uint64 per row from the agent's seed and the row's bytes (module docstring)."""
@@ -325,6 +294,37 @@ class SearchAgent(Agent):
         if bad.size:
             raise ValueError(f"observation row {int(bad[0])} was made under other rules than this search agent's "
                              f"({self.rules}): build SearchAgent(rules=...) with the rules of the match")  # fmt: skip
+
+
+def rollout_scores(arrays: tuple, first: np.ndarray, seats: np.ndarray, policy: AgentProtocol,
+                   params: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` and `policy` playing both
+    seats to the hand's end; the matches in `arrays` (an `EngineState`'s) are advanced in place."""
+    s = EngineState(*arrays)
+    n = first.size
+    everyone = np.ones(n, dtype=np.bool_)
+    step_kernel(first, everyone, params, arrays)
+    if s.last_step[:, S_ILLEGAL].any():
+        raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
+    over = s.last_step[:, S_HAND_OVER] == 1
+    values = np.zeros(n)
+    _score(s, over, seats, values)
+    obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+    actions = np.zeros(n, dtype=np.int64)
+    for _ in range(MAX_ROLLOUT_STEPS):
+        active = ~over & (s.match[:, M_PHASE] != PHASE_OVER)
+        if not active.any():
+            break
+        players = s.match[:, M_PLAYER].copy()
+        encode_kernel(players, active, arrays, params, obs, mask)
+        idx = np.flatnonzero(active)
+        actions[idx] = policy.act(obs[idx], mask[idx])
+        step_kernel(actions, active, params, arrays)
+        ended = active & (s.last_step[:, S_HAND_OVER] == 1)
+        _score(s, ended, seats, values)
+        over |= ended
+    return values
 
 
 def confident_best(values: np.ndarray, z: float) -> int:
@@ -353,6 +353,18 @@ def _layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.n
     starts = np.cumsum(per_row) - per_row
     local = np.arange(row_of.size) - np.repeat(starts, per_row)
     return row_of, local // rollouts, local % rollouts
+
+
+def candidate_table(observations: np.ndarray, masks: np.ndarray, extra: int,
+                    weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(candidates, how many, consistent) of each row: `candidate_actions` with `expert` weighted by `weights`, in
+    a table with room for one more (a base's action, `put_first`)."""
+    rows = observations.shape[0]
+    cands = np.zeros((rows, extra + 3), dtype=np.int64)  # base, expert, knock, discards; or <= 3
+    counts = np.zeros(rows, dtype=np.int64)
+    ok = np.zeros(rows, dtype=np.bool_)
+    _candidates_kernel(observations, masks, extra, np.asarray(weights, dtype=np.float64), cands, counts, ok)
+    return cands, counts, ok
 
 
 @njit
