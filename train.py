@@ -126,8 +126,9 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
     def log(epoch: int, stats: dict[str, float]) -> None:
         for key, value in stats.items():
             writer.add_scalar(f"warmstart/{key}", value, epoch + 1)
+        gain = f", rollout gain {stats['rollout_gain']:+.3f} points" if "rollout_gain" in stats else ""
         say(f"warm start epoch {epoch + 1}/{epochs}: policy loss {stats['policy_loss']:.3f}, value loss "
-            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}")  # fmt: skip
+            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}{gain}")  # fmt: skip
 
     return log
 
