@@ -32,7 +32,7 @@ from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import AgentProtocol, ExpertAgent, load_agent
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.masked import masked_log_probs
-from hollywood_gin_env.agents.search import candidate_table, put_first, rollout_scores
+from hollywood_gin_env.agents.search import candidate_table, put_first, rollout_layout, rollout_scores
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import M_PLAYER, NUM_ACTIONS, EngineState
@@ -98,9 +98,8 @@ def rollout_advantages(state: EngineState, rows: np.ndarray, observations: np.nd
     several = np.flatnonzero(counts > 1)
     if several.size == 0:
         return adv, has
-    row_of = np.repeat(several, counts[several])
-    cand_of = np.arange(row_of.size) - np.repeat(np.cumsum(counts[several]) - counts[several], counts[several])
-    copy = EngineState(*(array[rows[row_of]].copy() for array in state))
+    row_of, cand_of, _ = rollout_layout(several, counts, 1)
+    copy = EngineState(*(array[rows[row_of]] for array in state))  # fancy indexing copies
     actions = cands[row_of, cand_of]
     scores = rollout_scores(copy.arrays(), actions, copy.match[:, M_PLAYER].copy(), teacher, params)
     means = np.bincount(row_of, scores, minlength=rows.size) / np.maximum(counts, 1)

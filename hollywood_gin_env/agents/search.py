@@ -265,7 +265,7 @@ class SearchAgent(Agent):
         search = np.flatnonzero((counts > 1) & ok)
         if search.size == 0:
             return out
-        row_of, cand_of, rollout_of = _layout(search, counts, self.rollouts)
+        row_of, cand_of, rollout_of = rollout_layout(search, counts, self.rollouts)
         arrays = EngineState.allocate(row_of.size).arrays()
         seeds = self._row_seeds(observations)
         deal_all(observations, row_of, rollout_of, seeds, arrays, self.params)
@@ -346,8 +346,9 @@ def _score(s: EngineState, ended: np.ndarray, seats: np.ndarray, values: np.ndar
     values[ended] = sign * points
 
 
-def _layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, candidate, determinisation) of every rollout match, row by row."""
+def rollout_layout(search: np.ndarray, counts: np.ndarray,
+                   rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(row, candidate, determinisation) of every rollout match of the rows `search`, row by row."""
     per_row = counts[search] * rollouts
     row_of = np.repeat(search, per_row)
     starts = np.cumsum(per_row) - per_row
