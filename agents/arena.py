@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.pool import EXPERT, SELF, OpponentPool
+from agents.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
 from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
 from agents.tableview import table_view
@@ -31,11 +31,12 @@ class Arena:
     """The training matches and who sits where; `collect` fills a rollout."""
 
     def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None,
-                 episode: str = "match", device: torch.device | str = "cpu") -> None:  # fmt: skip
+                 episode: str = "match", device: torch.device | str = "cpu", stock_cards: int = 1) -> None:  # fmt: skip
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
         self.device = torch.device(device)
         self.num_envs = num_envs
         self.match_bonus = match_bonus
+        self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
         self.pool = pool
         self.opponent = np.full(num_envs, SELF, dtype=np.int64)
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
@@ -77,7 +78,7 @@ class Arena:
             learner = (self.opponent == SELF) | (self.players == self.learner_seat)
             actions = np.zeros(self.num_envs, dtype=np.int64)
             obs, masks = self.obs["observation"], self.obs["action_mask"].astype(np.bool_)
-            table = table_view(self.env.engine.state, self.players)
+            table = self._table(self.players)
             rows = np.flatnonzero(learner)
             if actor is not None:
                 actions[rows] = actor.act(obs[rows], masks[rows])
@@ -129,9 +130,13 @@ class Arena:
             for p in (0, 1):
                 seat = np.full(self.num_envs, p)
                 view = torch.from_numpy(model.policy.prepare(self.env.observe(seat)["observation"])).to(self.device)
-                table = torch.from_numpy(table_view(self.env.engine.state, seat)).to(self.device)
+                table = torch.from_numpy(self._table(seat)).to(self.device)
                 values[:, p] = model.value(view, table).cpu().numpy()
         return values
+
+    def _table(self, seats: np.ndarray) -> np.ndarray:
+        """The table view (agents/tableview.py) of seats[i] in each match."""
+        return table_view(self.env.engine.state, seats, kind_of_opponent(self.opponent), self.stock_cards)
 
     def _sample(self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray,
                 generator: torch.Generator):  # fmt: skip

@@ -96,8 +96,10 @@ class ModelConfig:
     lookahead_planes.py; about 60 us of numba a decision)"""
     critic: str = field(default="player", metadata=_allowed(choices=("player", "table")))
     """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
-    player cannot see (the opponent's hand and deadwood, the next stock card; agents/tableview.py), through a small
-    MLP: a training-time baseline only, never part of the shipped policy"""
+    player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
+    agents/tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
+    critic_stock_cards: int = field(default=1, metadata=_allowed(1, 31))
+    """"table" critic only: how many of the next stock cards, in order, the value head sees"""
 
 
 @dataclass

@@ -27,6 +27,12 @@ NAMES = {SELF: "self", GREEDY: "greedy", EXPERT: "expert"}
 PRIORITY_FLOOR = 0.05
 
 
+def kind_of_opponent(ids: np.ndarray) -> np.ndarray:
+    """The table view's opponent kind (agents/tableview.py) of each opponent id: 0 self, 1 a snapshot, 2 expert,
+    3 greedy."""
+    return np.select([ids == SELF, ids == EXPERT, ids == GREEDY], [0, 2, 3], default=1).astype(np.int64)
+
+
 class OpponentPool:
     """Opponent ids: SELF (-1), GREEDY (0), EXPERT (1), snapshot slot k (2 + k)."""
 

@@ -12,20 +12,21 @@ import torch
 from torch import nn
 
 from agents.config import PPOConfig
-from agents.tableview import OPPONENT_HAND, TABLE_VIEW_SIZE
+from agents.tableview import OPPONENT_HAND, table_view_size
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 from hollywood_gin_env.cards import NUM_CARDS
 
 CRITICS = ("player", "table")
-TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layer: it has to combine the two inputs, not add them
+TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layers: it has to combine the two inputs, not add them
 
 
 class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
     (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py)."""
 
-    def __init__(self, policy_config: dict[str, Any], critic: str = "player", belief: bool = False) -> None:
+    def __init__(self, policy_config: dict[str, Any], critic: str = "player", belief: bool = False,
+                 stock_cards: int = 1) -> None:  # fmt: skip
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
@@ -34,15 +35,17 @@ class ActorCritic(nn.Module):
         self.critic = critic
         size = self.policy.feature_size
         if critic == "table":
-            self.value_head = nn.Sequential(nn.Linear(size + TABLE_VIEW_SIZE, TABLE_CRITIC_WIDTH), nn.ReLU(),
-                                            nn.Linear(TABLE_CRITIC_WIDTH, 1))  # fmt: skip
+            # Two hidden layers: with many stock cards in view the head plays the hand forward, not just adds terms.
+            self.value_head = nn.Sequential(
+                nn.Linear(size + table_view_size(stock_cards), TABLE_CRITIC_WIDTH), nn.ReLU(),
+                nn.Linear(TABLE_CRITIC_WIDTH, TABLE_CRITIC_WIDTH), nn.ReLU(), nn.Linear(TABLE_CRITIC_WIDTH, 1))
         else:
             self.value_head = nn.Linear(size, 1)
         # An auxiliary head: the torso learns to predict the opponent's hand (its 52 card bits) from what it sees.
         self.belief_head = nn.Linear(size, NUM_CARDS) if belief else None
 
     def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, 107), values (B,)); `table` (B, TABLE_VIEW_SIZE) is read by a "table" critic only."""
+        """(logits (B, 107), values (B,)); `table` (B, table_view_size(stock_cards)) is read by a "table" critic only."""
         features = self.policy.features(obs)
         return self.policy.head(obs, features), self._value(features, table)
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.tableview import TABLE_VIEW_SIZE
+from agents.tableview import table_view_size
 
 
 class RolloutStorage:
     """Preallocated numpy buffers of one rollout."""
 
-    def __init__(self, steps: int, num_envs: int, obs_size: int, num_actions: int) -> None:
+    def __init__(self, steps: int, num_envs: int, obs_size: int, num_actions: int, stock_cards: int = 1) -> None:
         shape = (steps, num_envs)
         self.steps, self.num_envs = steps, num_envs
         self.obs = np.zeros((*shape, obs_size), dtype=np.float32)
-        self.table = np.zeros((*shape, TABLE_VIEW_SIZE), dtype=np.float32)  # for a "table" critic (agents/tableview)
+        self.table = np.zeros((*shape, table_view_size(stock_cards)), dtype=np.float32)  # "table" critic
         self.masks = np.zeros((*shape, num_actions), dtype=np.bool_)
         self.actions = np.zeros(shape, dtype=np.int64)
         self.logprobs = np.zeros(shape, dtype=np.float32)

@@ -74,7 +74,8 @@ class TrainingRun:
         torch.manual_seed(seed)  # the initial weights: built on the CPU, so the same on every device
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0)
+        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0,
+                                 config.model.critic_stock_cards)  # fmt: skip
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
@@ -85,10 +86,11 @@ class TrainingRun:
 
             self.arena = RemoteArena(config, self.pool, ray_address)
         else:
+            stock_cards = config.model.critic_stock_cards
             self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
-                               device=self.device)  # fmt: skip
+                               device=self.device, stock_cards=stock_cards)  # fmt: skip
             self.storage = RolloutStorage(
-                config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS
+                config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS, stock_cards
             )
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt

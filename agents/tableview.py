@@ -1,9 +1,12 @@
-"""What a "table" critic sees beyond the player's observation: the opponent's hand, its deadwood, the next stock card.
+"""What a "table" critic sees beyond the player's observation: the opponent's hand and deadwood, the next stock cards
+in order, and who the opponent is.
 
 Training only (`model.critic = "table"`): the value head is a baseline for PPO's advantages, never used to act, so it
 may read the engine's hidden cards. A baseline that depends on the state but not on the action keeps the policy
-gradient unbiased, and one that knows the opponent's hand explains much more of a hand's outcome (the variance the
-player-view critic cannot remove). The shipped policy and every agent of the library read the observation only.
+gradient unbiased, and one that knows the opponent's hand and the stock explains much more of a hand's outcome (the
+variance the player-view critic cannot remove): with the whole stock in view and a deterministic opponent, what is
+left of a hand's outcome is the learner's own sampled actions. The shipped policy and every agent of the library read
+the observation only.
 """
 
 from __future__ import annotations
@@ -15,28 +18,41 @@ from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.state import M_STOCK_POS
 
-TABLE_VIEW_SIZE = 2 * NUM_CARDS + 1  # opponent's hand bits, the next stock card one-hot, opponent's deadwood / 100
-OPPONENT_HAND, NEXT_STOCK, OPPONENT_DEADWOOD = 0, NUM_CARDS, 2 * NUM_CARDS
+OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
+OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (agents/pool.py's ids, in kind_of_opponent)
+STOCK = OPPONENT_KIND + OPPONENT_KINDS  # then one one-hot of 52 per stock card, the top card first
+MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards
+
+
+def table_view_size(stock_cards: int) -> int:
+    """Columns of a table view that shows the next `stock_cards` stock cards."""
+    if not 1 <= stock_cards <= MAX_STOCK_CARDS:
+        raise ValueError(f"stock_cards={stock_cards!r}: must lie in 1..{MAX_STOCK_CARDS}")
+    return STOCK + stock_cards * NUM_CARDS
 
 
 @njit(cache=True)
-def table_view_kernel(players: np.ndarray, hands: np.ndarray, deck: np.ndarray, match: np.ndarray,
-                      out: np.ndarray) -> None:  # fmt: skip
-    """out[i] = the table view of players[i] in match i (module docstring); out is float32[N, TABLE_VIEW_SIZE]."""
+def table_view_kernel(players: np.ndarray, kinds: np.ndarray, hands: np.ndarray, deck: np.ndarray,
+                      match: np.ndarray, stock_cards: int, out: np.ndarray) -> None:  # fmt: skip
+    """out[i] = the table view of players[i] in match i (module docstring); kinds[i] in 0..3 is the opponent's kind."""
     for i in range(players.shape[0]):
         out[i, :] = 0.0
         opponent = hands[i, 1 - players[i]]
         for c in range(NUM_CARDS):
             if (opponent >> c) & 1:
                 out[i, OPPONENT_HAND + c] = 1.0
-        position = match[i, M_STOCK_POS]
-        if 0 <= position < NUM_CARDS:
-            out[i, NEXT_STOCK + deck[i, position]] = 1.0
         out[i, OPPONENT_DEADWOOD] = min_deadwood_mask(opponent) / 100.0
+        out[i, OPPONENT_KIND + kinds[i]] = 1.0
+        position = match[i, M_STOCK_POS]
+        for k in range(stock_cards):
+            if 0 <= position + k < NUM_CARDS:
+                out[i, STOCK + k * NUM_CARDS + deck[i, position + k]] = 1.0
 
 
-def table_view(state, players: np.ndarray) -> np.ndarray:
-    """float32[N, TABLE_VIEW_SIZE]: the table view of players[i] in each match of an EngineState."""
-    out = np.empty((players.shape[0], TABLE_VIEW_SIZE), dtype=np.float32)
-    table_view_kernel(np.ascontiguousarray(players, dtype=np.int64), state.hands, state.deck, state.match, out)
+def table_view(state, players: np.ndarray, kinds: np.ndarray, stock_cards: int) -> np.ndarray:
+    """float32[N, table_view_size(stock_cards)]: the table view of players[i] in each match of an EngineState, whose
+    opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy)."""
+    out = np.empty((players.shape[0], table_view_size(stock_cards)), dtype=np.float32)
+    table_view_kernel(np.ascontiguousarray(players, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.int64),
+                      state.hands, state.deck, state.match, stock_cards, out)  # fmt: skip
     return out

@@ -48,10 +48,12 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
     after each round with the decisions collected in it."""
     w = config.warmstart
     env = config.env
-    arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode)
+    stock_cards = config.model.critic_stock_cards
+    arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode,
+                  stock_cards=stock_cards)  # fmt: skip
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
-    storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS)
+    storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, stock_cards)
     keys = ["obs", "table", "masks", "actions", "returns"]
     labels = None
     if w.improve_weight > 0:

@@ -75,11 +75,14 @@ class RolloutWorker:
         torch.set_num_threads(1)  # one CPU per actor
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
-        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0)
+        stock_cards = config.model.critic_stock_cards
+        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0, stock_cards)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
-        self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode)
-        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS)
+        self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode,
+                           stock_cards=stock_cards)  # fmt: skip
+        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS,
+                                      stock_cards)  # fmt: skip
         self.rng, self.generator = worker_streams(config.train.seed, index)
 
     def reset(self) -> None:

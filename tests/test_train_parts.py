@@ -210,8 +210,9 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 # --- the "table" critic ----------------------------------------------------------------------------------
 
 
-def test_table_view_is_the_opponents_hand_its_deadwood_and_the_next_stock_card():
-    from agents.tableview import NEXT_STOCK, OPPONENT_DEADWOOD, OPPONENT_HAND, table_view
+def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
+    from agents.pool import EXPERT, GREEDY, SELF, kind_of_opponent
+    from agents.tableview import OPPONENT_DEADWOOD, OPPONENT_HAND, OPPONENT_KIND, STOCK, table_view, table_view_size
     from hollywood_gin_env.cards import from_mask
     from hollywood_gin_env.melds import min_deadwood_mask
     from hollywood_gin_env.state import M_STOCK_POS
@@ -224,26 +225,39 @@ def test_table_view_is_the_opponents_hand_its_deadwood_and_the_next_stock_card()
         env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
     s = env.engine.state
     players = env.current_player
-    view = table_view(s, players)
-    for i, p in enumerate(players):
-        opponent = int(s.hands[i, 1 - p])
-        assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:NEXT_STOCK])) == from_mask(opponent)
-        assert np.flatnonzero(view[i, NEXT_STOCK:OPPONENT_DEADWOOD]).tolist() == [s.deck[i, s.match[i, M_STOCK_POS]]]
-        assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
-        hand_offset = OBS_LAYOUT["hand"][0]
-        own = env.observe(players)["observation"][i, hand_offset : hand_offset + 52]
-        assert not view[i, OPPONENT_HAND:NEXT_STOCK] @ own  # the opponent's cards, not the player's
+    ids = np.array([SELF, EXPERT, GREEDY, 2, 3, SELF])
+    kinds = kind_of_opponent(ids)
+    assert kinds.tolist() == [0, 2, 3, 1, 1, 0]
+    for stock_cards in (1, 5, 31):
+        view = table_view(s, players, kinds, stock_cards)
+        assert view.shape == (6, table_view_size(stock_cards))
+        for i, p in enumerate(players):
+            opponent = int(s.hands[i, 1 - p])
+            assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:OPPONENT_DEADWOOD])) == from_mask(opponent)
+            assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
+            assert np.flatnonzero(view[i, OPPONENT_KIND:STOCK]).tolist() == [kinds[i]]
+            position = s.match[i, M_STOCK_POS]
+            shown = view[i, STOCK:].reshape(stock_cards, 52)
+            for k in range(stock_cards):  # slot k: the stock's k-th card from the top, none past its end
+                expected = [s.deck[i, position + k]] if position + k < 52 else []
+                assert np.flatnonzero(shown[k]).tolist() == expected
+            hand_offset = OBS_LAYOUT["hand"][0]
+            own = env.observe(players)["observation"][i, hand_offset : hand_offset + 52]
+            assert not view[i, OPPONENT_HAND:OPPONENT_DEADWOOD] @ own  # the opponent's cards, not the player's
+    with pytest.raises(ValueError, match="stock_cards=32"):
+        table_view_size(32)
 
 
 def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
     from agents.ppo import ActorCritic
-    from agents.tableview import TABLE_VIEW_SIZE
+    from agents.tableview import table_view_size
 
     config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
     torch.manual_seed(0)
     obs = torch.rand(8, OBS_SIZE)
-    tables = torch.zeros(8, TABLE_VIEW_SIZE), torch.rand(8, TABLE_VIEW_SIZE)
-    table_model, player_model = ActorCritic(config, "table"), ActorCritic(config, "player")
+    size = table_view_size(4)
+    tables = torch.zeros(8, size), torch.rand(8, size)
+    table_model, player_model = ActorCritic(config, "table", stock_cards=4), ActorCritic(config, "player")
     (logits_a, values_a), (logits_b, values_b) = (table_model(obs, t) for t in tables)
     assert torch.equal(logits_a, logits_b) and not torch.allclose(values_a, values_b)
     assert torch.equal(player_model(obs, tables[0])[1], player_model(obs, tables[1])[1])
@@ -258,12 +272,12 @@ def test_the_belief_head_learns_the_opponents_hand_and_stays_out_of_the_policy()
     """With a belief head, outputs() gives the cross-entropy against the table view's opponent hand, and a few
     gradient steps on it lower it; without one the loss is 0 and the model has no such parameters."""
     from agents.ppo import ActorCritic
-    from agents.tableview import OPPONENT_HAND, TABLE_VIEW_SIZE
+    from agents.tableview import OPPONENT_HAND, table_view_size
 
     config = {"arch": "mlp", "hidden_sizes": [32]}
     torch.manual_seed(0)
     obs = (torch.rand(64, OBS_SIZE) > 0.5).float()
-    table = torch.zeros(64, TABLE_VIEW_SIZE)
+    table = torch.zeros(64, table_view_size(1))
     table[:, OPPONENT_HAND : OPPONENT_HAND + 52] = obs[:, :52]  # learnable from the observation
     model = ActorCritic(config, belief=True)
     first = model.outputs(obs, table)[2]

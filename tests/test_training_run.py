@@ -17,7 +17,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 from agents.config import load_config  # noqa: E402
 from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
 from agents.run import TrainingRun, resolve_device  # noqa: E402
-from agents.tableview import TABLE_VIEW_SIZE  # noqa: E402
+from agents.tableview import table_view_size  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
@@ -49,7 +49,8 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-@pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true")])
+@pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true"),
+                                       ("model.critic='table'", "model.critic_stock_cards=12")])
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
     run = _run(*overrides)
     run.start()
@@ -89,7 +90,7 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookah
     batch_size = 16
     assert model.policy.input_size == OBS_SIZE + (LOOKAHEAD_SIZE if lookahead else 0)
     obs = torch.empty(batch_size, model.policy.input_size, device="meta")
-    table = torch.empty(batch_size, TABLE_VIEW_SIZE, device="meta")
+    table = torch.empty(batch_size, table_view_size(1), device="meta")
     logits, values = model(obs, table)
     assert logits.device.type == values.device.type == "meta"
     assert logits.shape == (batch_size, NUM_ACTIONS) and values.shape == (batch_size,)
