@@ -19,24 +19,29 @@ import torch
 from agents.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
 from agents.ppo import ActorCritic
 from agents.rollout import RolloutStorage
-from agents.tableview import table_view
-from hollywood_gin_env.agents import AgentProtocol
+from agents.tableview import deal_playout, table_view
+from hollywood_gin_env.agents import AgentProtocol, load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
+
+MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 
 
 class Arena:
     """The training matches and who sits where; `collect` fills a rollout."""
 
     def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None,
-                 episode: str = "match", device: torch.device | str = "cpu", stock_cards: int = 1) -> None:  # fmt: skip
+                 episode: str = "match", device: torch.device | str = "cpu", stock_cards: int = 1,
+                 playout: bool = False) -> None:  # fmt: skip
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
         self.device = torch.device(device)
         self.num_envs = num_envs
         self.match_bonus = match_bonus
         self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
+        self.playout = load_agent("expert") if playout else None  # plays each deal out for the table view
+        self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
         self.pool = pool
         self.opponent = np.full(num_envs, SELF, dtype=np.int64)
         self.learner_seat = np.zeros(num_envs, dtype=np.int64)
@@ -50,6 +55,7 @@ class Arena:
         """Fresh matches (match i seeded with seed + i) and a fresh draw of opponents and seats."""
         self.obs, infos = self.env.reset(seed=seed)
         self.players = infos["current_player"]
+        self._play_deals_out(np.ones(self.num_envs, dtype=np.bool_))
         self._assign(np.ones(self.num_envs, dtype=np.bool_), rng)
 
     def clear_stats(self) -> None:
@@ -122,6 +128,13 @@ class Arena:
                 self.pool.record(self.opponent[ended], winner[ended] == self.learner_seat[ended])
             self._assign(ended, rng)
         self.players = infos["current_player"]
+        self._play_deals_out(infos["hand_over"])  # every ended hand's match holds a new deal now
+
+    def _play_deals_out(self, rows_mask: np.ndarray) -> None:
+        """Refresh `deal` where a hand was just dealt (only with `playout`)."""
+        if self.playout is not None and rows_mask.any():
+            rows = np.flatnonzero(rows_mask)
+            self.deal[rows] = deal_playout(self.env.engine.state, rows, self.playout, self.env.engine.params)
 
     def _bootstrap(self, model: ActorCritic) -> np.ndarray:
         """V of each seat's view at the rollout's end (for chains cut by it)."""
@@ -136,7 +149,7 @@ class Arena:
 
     def _table(self, seats: np.ndarray) -> np.ndarray:
         """The table view (agents/tableview.py) of seats[i] in each match."""
-        return table_view(self.env.engine.state, seats, kind_of_opponent(self.opponent), self.stock_cards)
+        return table_view(self.env.engine.state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards)
 
     def _sample(self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray,
                 generator: torch.Generator):  # fmt: skip
@@ -152,7 +165,8 @@ class Arena:
         engine = {name: _to_tensor(array) for name, array in env_state["engine"].items()}
         return {"engine": engine, "decision_step": torch.from_numpy(env_state["decision_step"]),
                 "step": env_state["step"], "opponent": torch.from_numpy(self.opponent.copy()),
-                "learner_seat": torch.from_numpy(self.learner_seat.copy())}  # fmt: skip
+                "learner_seat": torch.from_numpy(self.learner_seat.copy()),
+                "deal": torch.from_numpy(self.deal.copy())}  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what `state_dict` saved; the observations to act on are encoded again from the engine."""
@@ -163,12 +177,13 @@ class Arena:
             raise ValueError(f"arena.engine: expected the engine fields {sorted(dtypes)}, found {found}")
         opponent = _seat_array("arena.opponent", state["opponent"], self.num_envs, -1, self._last_opponent_id())
         learner_seat = _seat_array("arena.learner_seat", state["learner_seat"], self.num_envs, 0, 1)
+        deal = _deal_array(state.get("deal"), self.num_envs)
         engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in saved.items()}
         self.env.load_state_dict({"engine": engine, "decision_step": state["decision_step"].numpy(),
                                   "step": state["step"]})  # fmt: skip
         self.players = self.env.current_player
         self.obs = self.env.observe(self.players)
-        self.opponent, self.learner_seat = opponent, learner_seat
+        self.opponent, self.learner_seat, self.deal = opponent, learner_seat, deal
 
     def _last_opponent_id(self) -> int:
         """The largest opponent id a match may hold: a heuristic, or one of the pool's snapshots."""
@@ -182,6 +197,19 @@ def _seat_array(field: str, tensor: Any, n: int, low: int, high: int) -> np.ndar
     array = tensor.numpy().copy()
     if array.size and (array.min() < low or array.max() > high):
         raise ValueError(f"{field}: values must lie in {low}..{high}, found {array.min()}..{array.max()}")
+    return array
+
+
+def _deal_array(tensor: Any, n: int) -> np.ndarray:
+    """float64[n] of the saved deals' play-out scores (zeros in a state saved before they were kept); ValueError
+    naming the field otherwise."""
+    if tensor is None:
+        return np.zeros(n)
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.float64 or tuple(tensor.shape) != (n,):
+        raise ValueError(f"arena.deal: expected a float64 tensor of shape ({n},), found {tensor!r:.80}")
+    array = tensor.numpy().copy()
+    if not np.isfinite(array).all() or np.abs(array).max(initial=0.0) > MAX_HAND_POINTS:
+        raise ValueError(f"arena.deal: values must be finite and within ±{MAX_HAND_POINTS} points")
     return array
 
 

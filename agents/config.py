@@ -100,6 +100,9 @@ class ModelConfig:
     agents/tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
     critic_stock_cards: int = field(default=1, metadata=_allowed(1, 31))
     """"table" critic only: how many of the next stock cards, in order, the value head sees"""
+    critic_playout: bool = False
+    """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
+    itself on the same stock (one play-out a hand, agents/tableview.py)"""
 
 
 @dataclass
@@ -323,6 +326,11 @@ def _check_across(config: Config) -> None:
     if config.train.workers > config.env.num_envs:
         raise ValueError(f"train.workers={config.train.workers} is more than env.num_envs={config.env.num_envs}: "
                          "each rollout worker needs at least one match")  # fmt: skip
+    model = config.model
+    if model.critic != "table" and (model.critic_stock_cards != 1 or model.critic_playout):
+        raise ValueError(f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
+                         f"{str(model.critic_playout).lower()} shape a \"table\" critic: set model.critic=\"table\" "
+                         f"(model.critic={model.critic!r})")  # fmt: skip
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
     decisions = config.env.num_envs * config.ppo.rollout_steps

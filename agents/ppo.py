@@ -45,7 +45,7 @@ class ActorCritic(nn.Module):
         self.belief_head = nn.Linear(size, NUM_CARDS) if belief else None
 
     def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, 107), values (B,)); `table` (B, table_view_size(stock_cards)) is read by a "table" critic only."""
+        """(logits (B, 107), values (B,)); `table` (B, its table view's size) is read by a "table" critic only."""
         features = self.policy.features(obs)
         return self.policy.head(obs, features), self._value(features, table)
 

@@ -88,7 +88,8 @@ class TrainingRun:
         else:
             stock_cards = config.model.critic_stock_cards
             self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
-                               device=self.device, stock_cards=stock_cards)  # fmt: skip
+                               device=self.device, stock_cards=stock_cards,
+                               playout=config.model.critic_playout)  # fmt: skip
             self.storage = RolloutStorage(
                 config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS, stock_cards
             )

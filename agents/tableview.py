@@ -1,12 +1,14 @@
-"""What a "table" critic sees beyond the player's observation: the opponent's hand and deadwood, the next stock cards
-in order, and who the opponent is.
+"""What a "table" critic sees beyond the player's observation: the opponent's hand and deadwood, who the opponent is,
+the score of `expert` playing the hand's deal out against itself, and the next stock cards in order.
 
 Training only (`model.critic = "table"`): the value head is a baseline for PPO's advantages, never used to act, so it
 may read the engine's hidden cards. A baseline that depends on the state but not on the action keeps the policy
 gradient unbiased, and one that knows the opponent's hand and the stock explains much more of a hand's outcome (the
 variance the player-view critic cannot remove): with the whole stock in view and a deterministic opponent, what is
-left of a hand's outcome is the learner's own sampled actions. The shipped policy and every agent of the library read
-the observation only.
+left of a hand's outcome is the learner's own sampled actions. An MLP does not learn to play a hand out from its
+cards (docs/TRAINING-ROUNDS.md, round two), so the view also gives the result of one such play-out: `expert` for both
+seats from the deal, on the same stock (`deal_playout`, once a hand; `expert` is deterministic, so it is exact). The
+shipped policy and every agent of the library read the observation only.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from hollywood_gin_env.agents import AgentProtocol
+from hollywood_gin_env.agents.search import rollout_scores
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.melds import min_deadwood_mask
-from hollywood_gin_env.state import M_STOCK_POS
+from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.state import M_PLAYER, M_STOCK_POS, NUM_ACTIONS, EngineState
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
 OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (agents/pool.py's ids, in kind_of_opponent)
-STOCK = OPPONENT_KIND + OPPONENT_KINDS  # then one one-hot of 52 per stock card, the top card first
+DEAL_PLAYOUT = OPPONENT_KIND + OPPONENT_KINDS  # the player's score / 100 in expert's play-out of the deal (0: none)
+STOCK = DEAL_PLAYOUT + 1  # then one one-hot of 52 per stock card, the top card first
 MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards
 
 
@@ -32,9 +38,10 @@ def table_view_size(stock_cards: int) -> int:
 
 
 @njit(cache=True)
-def table_view_kernel(players: np.ndarray, kinds: np.ndarray, hands: np.ndarray, deck: np.ndarray,
+def table_view_kernel(players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, hands: np.ndarray, deck: np.ndarray,
                       match: np.ndarray, stock_cards: int, out: np.ndarray) -> None:  # fmt: skip
-    """out[i] = the table view of players[i] in match i (module docstring); kinds[i] in 0..3 is the opponent's kind."""
+    """out[i] = the table view of players[i] in match i (module docstring); kinds[i] in 0..3 is the opponent's kind,
+    deal[i] seat 0's score in the play-out of the deal."""
     for i in range(players.shape[0]):
         out[i, :] = 0.0
         opponent = hands[i, 1 - players[i]]
@@ -43,16 +50,31 @@ def table_view_kernel(players: np.ndarray, kinds: np.ndarray, hands: np.ndarray,
                 out[i, OPPONENT_HAND + c] = 1.0
         out[i, OPPONENT_DEADWOOD] = min_deadwood_mask(opponent) / 100.0
         out[i, OPPONENT_KIND + kinds[i]] = 1.0
+        out[i, DEAL_PLAYOUT] = (deal[i] if players[i] == 0 else -deal[i]) / 100.0
         position = match[i, M_STOCK_POS]
         for k in range(stock_cards):
             if 0 <= position + k < NUM_CARDS:
                 out[i, STOCK + k * NUM_CARDS + deck[i, position + k]] = 1.0
 
 
-def table_view(state, players: np.ndarray, kinds: np.ndarray, stock_cards: int) -> np.ndarray:
+def table_view(state, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, stock_cards: int) -> np.ndarray:
     """float32[N, table_view_size(stock_cards)]: the table view of players[i] in each match of an EngineState, whose
-    opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy)."""
+    opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose deal's play-out gave
+    seat 0 deal[i] points."""
     out = np.empty((players.shape[0], table_view_size(stock_cards)), dtype=np.float32)
     table_view_kernel(np.ascontiguousarray(players, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.int64),
-                      state.hands, state.deck, state.match, stock_cards, out)  # fmt: skip
+                      np.ascontiguousarray(deal, dtype=np.float64), state.hands, state.deck, state.match,
+                      stock_cards, out)  # fmt: skip
     return out
+
+
+def deal_playout(state: EngineState, rows: np.ndarray, policy: AgentProtocol, params: np.ndarray) -> np.ndarray:
+    """Seat 0's hand score (won +, lost -, dead 0) when `policy` plays both seats from match rows[i]'s state to the
+    hand's end, on its stock; `state` is left unchanged."""
+    copy = EngineState(*(array[rows] for array in state))  # fancy indexing copies
+    n = rows.size
+    obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+    encode_kernel(copy.match[:, M_PLAYER].copy(), np.ones(n, dtype=np.bool_), copy.arrays(), params, obs, mask)
+    first = np.asarray(policy.act(obs, mask.astype(np.bool_)), dtype=np.int64)
+    return rollout_scores(copy.arrays(), first, np.zeros(n, dtype=np.int64), policy, params)

@@ -50,7 +50,7 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
     env = config.env
     stock_cards = config.model.critic_stock_cards
     arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode,
-                  stock_cards=stock_cards)  # fmt: skip
+                  stock_cards=stock_cards, playout=config.model.critic_playout)  # fmt: skip
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, stock_cards)

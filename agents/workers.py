@@ -80,7 +80,7 @@ class RolloutWorker:
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
         self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode,
-                           stock_cards=stock_cards)  # fmt: skip
+                           stock_cards=stock_cards, playout=config.model.critic_playout)  # fmt: skip
         self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS,
                                       stock_cards)  # fmt: skip
         self.rng, self.generator = worker_streams(config.train.seed, index)

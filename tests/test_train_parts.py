@@ -212,7 +212,15 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 
 def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
     from agents.pool import EXPERT, GREEDY, SELF, kind_of_opponent
-    from agents.tableview import OPPONENT_DEADWOOD, OPPONENT_HAND, OPPONENT_KIND, STOCK, table_view, table_view_size
+    from agents.tableview import (
+        DEAL_PLAYOUT,
+        OPPONENT_DEADWOOD,
+        OPPONENT_HAND,
+        OPPONENT_KIND,
+        STOCK,
+        table_view,
+        table_view_size,
+    )
     from hollywood_gin_env.cards import from_mask
     from hollywood_gin_env.melds import min_deadwood_mask
     from hollywood_gin_env.state import M_STOCK_POS
@@ -228,14 +236,16 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
     ids = np.array([SELF, EXPERT, GREEDY, 2, 3, SELF])
     kinds = kind_of_opponent(ids)
     assert kinds.tolist() == [0, 2, 3, 1, 1, 0]
+    deal = rng.normal(0, 20, size=6)
     for stock_cards in (1, 5, 31):
-        view = table_view(s, players, kinds, stock_cards)
+        view = table_view(s, players, kinds, deal, stock_cards)
         assert view.shape == (6, table_view_size(stock_cards))
         for i, p in enumerate(players):
             opponent = int(s.hands[i, 1 - p])
             assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:OPPONENT_DEADWOOD])) == from_mask(opponent)
             assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
-            assert np.flatnonzero(view[i, OPPONENT_KIND:STOCK]).tolist() == [kinds[i]]
+            assert np.flatnonzero(view[i, OPPONENT_KIND:DEAL_PLAYOUT]).tolist() == [kinds[i]]
+            assert view[i, DEAL_PLAYOUT] == pytest.approx((deal[i] if p == 0 else -deal[i]) / 100.0, rel=1e-6)
             position = s.match[i, M_STOCK_POS]
             shown = view[i, STOCK:].reshape(stock_cards, 52)
             for k in range(stock_cards):  # slot k: the stock's k-th card from the top, none past its end
@@ -246,6 +256,41 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
             assert not view[i, OPPONENT_HAND:OPPONENT_DEADWOOD] @ own  # the opponent's cards, not the player's
     with pytest.raises(ValueError, match="stock_cards=32"):
         table_view_size(32)
+
+
+def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
+    """deal_playout's score for seat 0 is the score of the hand when `expert` plays both seats from the deal in the
+    public env, and the engine's state is left as it was."""
+    from agents.arena import Arena
+    from agents.tableview import deal_playout
+    from hollywood_gin_env.rules import Rules
+
+    env = SelfPlayVectorEnv(40, episode="hand")
+    obs, infos = env.reset(seed=21)
+    expert = load_agent("expert")
+    before = {name: array.copy() for name, array in env.engine.state._asdict().items()}
+    scores = deal_playout(env.engine.state, np.arange(40), expert, env.engine.params)
+    assert all(np.array_equal(before[name], array) for name, array in env.engine.state._asdict().items())
+    played = np.full(40, np.nan)
+    while np.isnan(played).any():
+        obs, _, _, _, infos = env.step(expert.act(obs["observation"], obs["action_mask"].astype(bool)))
+        ended = infos["hand_over"] & np.isnan(played)
+        winner, points = infos["hand_winner"][ended], infos["hand_points"][ended]
+        played[ended] = np.where(winner == 0, points, np.where(winner < 0, 0, -points))
+    assert np.array_equal(scores, played) and np.abs(played).max() > 0
+
+    arena = Arena(8, Rules(), "hand", 0.0, pool=None, episode="hand", playout=True)
+    arena.reset(seed=21, rng=np.random.default_rng(0))
+    assert np.array_equal(arena.deal, scores[:8])  # the same deals: match i is seeded with seed + i
+    plain = Arena(8, Rules(), "hand", 0.0, pool=None, episode="hand")
+    plain.reset(seed=21, rng=np.random.default_rng(0))
+    assert not plain.deal.any()
+
+
+def test_a_table_view_option_without_a_table_critic_is_an_error():
+    for option in ("model.critic_stock_cards=4", "model.critic_playout=true"):
+        with pytest.raises(ValueError, match='set model.critic="table"'):
+            load_config("configs/smoke.toml", [option])
 
 
 def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():

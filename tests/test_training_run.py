@@ -50,7 +50,8 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
 
 
 @pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true"),
-                                       ("model.critic='table'", "model.critic_stock_cards=12")])
+                                       ("model.critic='table'", "model.critic_stock_cards=12",
+                                        "model.critic_playout=true")])
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
     run = _run(*overrides)
     run.start()
@@ -243,6 +244,8 @@ def test_one_masked_sampler():
     [
         (lambda t: t["arena"]["opponent"].fill_(99), "arena.opponent: values must lie in -1.."),
         (lambda t: t["arena"]["learner_seat"].fill_(5), "arena.learner_seat: values must lie in 0..1"),
+        (lambda t: t["arena"]["deal"].fill_(float("nan")), "arena.deal: values must be finite"),
+        (lambda t: t["arena"].__setitem__("deal", torch.zeros(3)), "arena.deal: expected a float64 tensor"),
         (lambda t: t["arena"]["engine"].__setitem__("bogus", torch.zeros(3)), "arena.engine: expected the engine"),
         (lambda t: t["model"].pop(next(iter(t["model"]))), "the training state is damaged (RuntimeError"),
         (lambda t: t.__setitem__("progress", {"bogus": 1}), "the training state is damaged (TypeError"),
