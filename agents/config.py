@@ -98,8 +98,9 @@ class ModelConfig:
     """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
     player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
     agents/tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
-    critic_stock_cards: int = field(default=1, metadata=_allowed(1, 31))
-    """"table" critic only: how many of the next stock cards, in order, the value head sees"""
+    critic_stock_cards: int = field(default=1, metadata=_allowed(1, 16))
+    """"table" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
+    bytes more for every decision the warm start and a rollout hold)"""
     critic_playout: bool = False
     """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
     itself on the same stock (one play-out a hand, agents/tableview.py)"""
@@ -151,7 +152,7 @@ class WarmStartConfig:
     danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
     decisions: int = field(default=1_000_000, metadata=_allowed(0, MAX_WARMSTART_DECISIONS))
     """teacher decisions to collect (at most 2,000,000: they are held in memory, about 2.4 KB each, 2.9 KB with
-    improve_weight > 0)"""
+    improve_weight > 0, and 208 bytes more per stock card a "table" critic sees)"""
     epochs: int = field(default=3, metadata=_allowed(1, 100))
     """passes over the collected decisions"""
     lr: float = field(default=1e-3, metadata=_allowed(0.0, 1.0))
