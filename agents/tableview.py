@@ -20,8 +20,7 @@ from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.agents.search import rollout_scores
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.melds import min_deadwood_mask
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.state import M_PLAYER, M_STOCK_POS, NUM_ACTIONS, EngineState
+from hollywood_gin_env.state import M_STOCK_POS, EngineState
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
 OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (agents/pool.py's ids, in kind_of_opponent)
@@ -72,9 +71,4 @@ def deal_playout(state: EngineState, rows: np.ndarray, policy: AgentProtocol, pa
     """Seat 0's hand score (won +, lost -, dead 0) when `policy` plays both seats from match rows[i]'s state to the
     hand's end, on its stock; `state` is left unchanged."""
     copy = EngineState(*(array[rows] for array in state))  # fancy indexing copies
-    n = rows.size
-    obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-    mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
-    encode_kernel(copy.match[:, M_PLAYER].copy(), np.ones(n, dtype=np.bool_), copy.arrays(), params, obs, mask)
-    first = np.asarray(policy.act(obs, mask.astype(np.bool_)), dtype=np.int64)
-    return rollout_scores(copy.arrays(), first, np.zeros(n, dtype=np.int64), policy, params)
+    return rollout_scores(copy.arrays(), None, np.zeros(rows.size, dtype=np.int64), policy, params)

@@ -296,19 +296,21 @@ class SearchAgent(Agent):
                              f"({self.rules}): build SearchAgent(rules=...) with the rules of the match")  # fmt: skip
 
 
-def rollout_scores(arrays: tuple, first: np.ndarray, seats: np.ndarray, policy: AgentProtocol,
+def rollout_scores(arrays: tuple, first: np.ndarray | None, seats: np.ndarray, policy: AgentProtocol,
                    params: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` and `policy` playing both
-    seats to the hand's end; the matches in `arrays` (an `EngineState`'s) are advanced in place."""
+    """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` (None: none, the policy
+    acts from the start) and `policy` playing both seats to the hand's end; the matches in `arrays` (an
+    `EngineState`'s) are advanced in place."""
     s = EngineState(*arrays)
-    n = first.size
-    everyone = np.ones(n, dtype=np.bool_)
-    step_kernel(first, everyone, params, arrays)
-    if s.last_step[:, S_ILLEGAL].any():
-        raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
-    over = s.last_step[:, S_HAND_OVER] == 1
+    n = seats.size
     values = np.zeros(n)
-    _score(s, over, seats, values)
+    over = np.zeros(n, dtype=np.bool_)
+    if first is not None:
+        step_kernel(first, np.ones(n, dtype=np.bool_), params, arrays)
+        if s.last_step[:, S_ILLEGAL].any():
+            raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
+        over = s.last_step[:, S_HAND_OVER] == 1
+        _score(s, over, seats, values)
     obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
     actions = np.zeros(n, dtype=np.int64)
