@@ -110,6 +110,13 @@ def rollout_advantages(state: EngineState, rows: np.ndarray, observations: np.nd
     return adv, has
 
 
+def expected_advantage(log_probs: torch.Tensor, adv: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+    """sum_a pi(a) A(a) over the labelled rows (`has`: which actions have a rollout label), per labelled row, in
+    the labels' points: the improvement term whose gradient moves pi towards the better candidates."""
+    labelled = has.any(1).sum().clamp(min=1)
+    return (log_probs.exp() * adv).sum() / labelled
+
+
 def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, generator: torch.Generator,
           log: Callable[[int, dict[str, float]], None], device: torch.device) -> dict[str, float]:  # fmt: skip
     """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
@@ -139,8 +146,7 @@ def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, gener
             loss = policy_loss + w.value_coef * value_loss + config.ppo.belief_coef * belief_loss
             gain = torch.zeros((), device=device)
             if improving:
-                labelled = has[idx].any(1).sum().clamp(min=1)
-                gain = (log_probs.exp() * adv[idx]).sum() / labelled  # expected advantage, points, per labelled row
+                gain = expected_advantage(log_probs, adv[idx], has[idx])
                 loss = loss - w.improve_weight * gain
             optimizer.zero_grad()
             loss.backward()

@@ -1,0 +1,219 @@
+"""Is a trained policy at a fixed point of one-step improvement? Label its own decisions by play-outs from the true
+state, fine-tune a copy on the labels, and score the copy's changed choices on held-out positions.
+
+Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
+[--decisions knock|discard|draw] [--positions 30000] [--seed 31]`; prints the held-out gain a decision after each
+epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures).
+
+The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
+knock-legal one, or a share of the discards or of the take, pass and draw decisions) each candidate (the policy's
+action, `expert`'s, the best knock and `expert`'s best discards; every legal action outside the discard phase) is
+played in a copy of the match and the hand is played out by the policy for itself and the opponent for itself
+(`warmstart.rollout_advantages`). The true state is one draw of the hidden cards from their distribution given the
+observation, so these labels carry no belief's bias. A copy of the policy is fine-tuned on 80% of the positions with
+the warm start's improvement term plus `beta` times the KL from the policy (on these positions and on a sample of
+all its decisions); on the other 20%, its argmax is scored by the labels: its candidate's score minus that of the
+policy's own choice, in points. A choice outside the candidates scores 0 and is counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's `agents` package, run from anywhere
+
+from agents.warmstart import expected_advantage, rollout_advantages  # noqa: E402
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents._features import phase_of  # noqa: E402
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS  # noqa: E402
+from hollywood_gin_env.agents.masked import mask_logits, masked_log_probs  # noqa: E402
+from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
+from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
+from hollywood_gin_env.observation import O_SEAT, OBS_SIZE  # noqa: E402
+from hollywood_gin_env.rules import Rules  # noqa: E402
+from hollywood_gin_env.state import KNOCK_BASE, NUM_ACTIONS, PHASE_DISCARD, EngineState  # noqa: E402
+
+DECISIONS = ("knock", "discard", "draw")
+MATCHES = 256
+ANCHOR_SHARE = 0.04  # the share of all the policy's decisions kept for the KL anchor
+LABEL_CHUNK = 2000  # positions labelled per batch of play-outs
+ADVANTAGE_SCALE = 20.0  # points: the labels' spread, so that beta weighs the KL against a unit-sized term
+
+
+class SeatAgents:
+    """Two agents behind one: rows observed from seat 0 go to the first, from seat 1 to the second."""
+
+    def __init__(self, seat0, seat1) -> None:
+        self.agents = (seat0, seat1)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Each row's action by the agent of its seat."""
+        actions = np.zeros(observations.shape[0], dtype=np.int64)
+        seats = observations[:, O_SEAT].round().astype(np.int64)
+        for seat, agent in enumerate(self.agents):
+            rows = np.flatnonzero(seats == seat)
+            if rows.size:
+                actions[rows] = agent.act(observations[rows], action_masks[rows])
+        return actions
+
+
+def is_probed(decisions: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """bool per row: a decision of the kind probed (before the random share is drawn)."""
+    knock_legal = masks[:, KNOCK_BASE:].any(axis=1)
+    if decisions == "knock":
+        return knock_legal
+    discard = np.array([phase_of(row) == PHASE_DISCARD for row in observations], dtype=np.bool_)
+    return discard if decisions == "discard" else ~discard
+
+
+def collect(agents: SeatAgents, decisions: str, positions: int, share: float,
+            seed: int) -> tuple[np.ndarray, np.ndarray, EngineState, np.ndarray, np.ndarray, int]:  # fmt: skip
+    """(observations, masks, true states) of `positions` seat-0 decisions of the kind probed, a sample of all its
+    decisions (observations, masks) for the KL anchor, and the hands played."""
+    env = SelfPlayVectorEnv(MATCHES, episode="match")
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    states = EngineState.allocate(positions)
+    observations = np.zeros((positions, OBS_SIZE), dtype=np.float32)
+    masks = np.zeros((positions, NUM_ACTIONS), dtype=np.int8)
+    anchor_obs, anchor_masks = [], []
+    taken = hands = 0
+    while taken < positions:
+        o, m = obs["observation"], obs["action_mask"]
+        mine = info["current_player"] == 0
+        keep = mine & is_probed(decisions, o, m)
+        if decisions != "knock":
+            keep &= rng.random(MATCHES) < share
+        for i in np.flatnonzero(keep)[: positions - taken]:
+            env.engine.state.copy_match(int(i), states, taken)
+            observations[taken], masks[taken] = o[i], m[i]
+            taken += 1
+        anchor = np.flatnonzero(mine & (rng.random(MATCHES) < ANCHOR_SHARE))
+        anchor_obs.append(o[anchor])
+        anchor_masks.append(m[anchor])
+        obs, _, _, _, info = env.step(agents.act(o, m))
+        hands += int(info["hand_over"].sum())
+    return observations, masks, states, np.concatenate(anchor_obs), np.concatenate(anchor_masks), hands
+
+
+def label(states: EngineState, observations: np.ndarray, masks: np.ndarray, first: np.ndarray, agents: SeatAgents,
+          candidates: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(advantages, has) of every position: `warmstart.rollout_advantages` in chunks, both seats played out by
+    `agents`."""
+    params = Rules().to_params()
+    adv = np.zeros((first.size, NUM_ACTIONS), dtype=np.float32)
+    has = np.zeros((first.size, NUM_ACTIONS), dtype=np.bool_)
+    for start in range(0, first.size, LABEL_CHUNK):
+        rows = np.arange(start, min(first.size, start + LABEL_CHUNK))
+        adv[rows], has[rows] = rollout_advantages(states, rows, observations[rows], masks[rows].astype(np.bool_),
+                                                  first[rows], agents, DEFAULT_WEIGHTS, candidates, params)  # fmt: skip
+    return adv, has
+
+
+def held_out_gain(logits: torch.Tensor, masks: torch.Tensor, first: np.ndarray, adv: np.ndarray,
+                  has: np.ndarray) -> dict[str, float]:  # fmt: skip
+    """The argmax's label minus the label of `first` (points a decision, its standard error), the share of changed
+    choices and the share outside the candidates."""
+    choice = mask_logits(logits, masks).argmax(1).numpy()
+    rows = np.arange(choice.size)
+    labelled = has[rows, choice]
+    gain = np.where(labelled, adv[rows, choice] - adv[rows, first], 0.0)
+    return {"gain": float(gain.mean()), "se": float(gain.std(ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else 0.0,
+            "changed": float((choice != first).mean()), "outside": float((~labelled).mean())}  # fmt: skip
+
+
+def describe(score: dict[str, float]) -> str:
+    """One line of held_out_gain's figures."""
+    return (f"held-out gain {score['gain']:+.3f} ± {score['se']:.3f} points a decision, {score['changed']:.1%} of "
+            f"choices changed, {score['outside']:.1%} outside the candidates")  # fmt: skip
+
+
+def kl_from(old: torch.Tensor, logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Mean KL(old || new) over rows, old given as masked log-probabilities."""
+    new = masked_log_probs(logits, masks)
+    return (old.exp() * (old - new)).masked_fill(~masks, 0.0).sum(-1).mean()
+
+
+def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, lr: float, epochs: int,
+             seed: int, report=print) -> list[dict[str, float]]:  # fmt: skip
+    """Fine-tune `policy` in place on the labelled positions (module docstring); the held-out scores before the first
+    epoch and after each."""
+    generator = torch.Generator().manual_seed(seed)
+    order = torch.randperm(len(data["first"]), generator=generator).numpy()
+    held, train = order[: len(order) // 5], order[len(order) // 5 :]
+    x = torch.from_numpy(policy.prepare(data["obs"]))
+    m = torch.from_numpy(data["masks"].astype(np.bool_))
+    adv = torch.from_numpy(data["adv"] / ADVANTAGE_SCALE)
+    has = torch.from_numpy(data["has"])
+    xa = torch.from_numpy(policy.prepare(data["anchor_obs"]))
+    ma = torch.from_numpy(data["anchor_masks"].astype(np.bool_))
+    with torch.no_grad():
+        old, old_anchor = masked_log_probs(policy(x), m), masked_log_probs(policy(xa), ma)
+
+    def score() -> dict[str, float]:
+        with torch.no_grad():
+            logits = policy(x[held])
+        return held_out_gain(logits, m[held], data["first"][held], data["adv"][held], data["has"][held])
+
+    scores = [score()]
+    report(f"before: {describe(scores[0])}")
+    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    batch = 1024
+    for epoch in range(epochs):
+        shuffled = train[torch.randperm(train.size, generator=generator).numpy()]
+        for start in range(0, shuffled.size, batch):
+            idx = torch.from_numpy(shuffled[start : start + batch])
+            anchor = torch.randint(len(ma), (len(idx),), generator=generator)
+            logits = policy(x[idx])
+            log_probs = masked_log_probs(logits, m[idx])
+            loss = -expected_advantage(log_probs, adv[idx], has[idx]) + beta * (
+                kl_from(old[idx], logits, m[idx]) + kl_from(old_anchor[anchor], policy(xa[anchor]), ma[anchor]))
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+        scores.append(score())
+        report(f"epoch {epoch + 1}: {describe(scores[-1])}")
+    return scores
+
+
+def main() -> None:
+    """Collect, label, fine-tune, print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default="checkpoints/hollywood-ppo.pt")
+    parser.add_argument("--opponent", default="expert", help="an agent spec: expert, greedy, checkpoint:PATH, ...")
+    parser.add_argument("--decisions", choices=DECISIONS, default="knock")
+    parser.add_argument("--positions", type=int, default=30000)
+    parser.add_argument("--share", type=float, default=0.25, help="share of discard or draw decisions taken")
+    parser.add_argument("--candidates", type=int, default=3, help="expert's best discards among the candidates")
+    parser.add_argument("--beta", type=float, default=1.0)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    args = parser.parse_args()
+    if args.positions < 10 or not 0.0 < args.share <= 1.0 or not 1 <= args.candidates <= 11:
+        parser.error("--positions must be at least 10, --share in (0, 1], --candidates in 1..11")
+    torch.set_num_threads(args.threads)
+    policy, _ = load_checkpoint(args.checkpoint)
+    agents = SeatAgents(load_agent(f"checkpoint:{args.checkpoint}"), load_agent(args.opponent))
+    start = time.time()
+    obs, masks, states, anchor_obs, anchor_masks, hands = collect(agents, args.decisions, args.positions, args.share,
+                                                                  args.seed)  # fmt: skip
+    first = agents.act(obs, masks)
+    adv, has = label(states, obs, masks, first, agents, args.candidates)
+    print(f"{args.positions} {args.decisions} positions from {hands} hands, {has.sum(1).mean():.1f} candidates "
+          f"each, labelled in {time.time() - start:.0f} s")  # fmt: skip
+    data = {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
+            "anchor_masks": anchor_masks}  # fmt: skip
+    finetune(policy.train(), data, args.beta, args.lr, args.epochs, args.seed)
+
+
+if __name__ == "__main__":
+    main()
