@@ -2,8 +2,8 @@
 state, fine-tune a copy on the labels, and score the copy's changed choices on held-out positions.
 
 Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
-[--decisions knock|discard|draw] [--positions 30000] [--seed 31]`; prints the held-out gain a decision after each
-epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures).
+[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH]`; prints the held-out gain a decision
+after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures).
 
 The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
 knock-legal one, or a share of the discards or of the take, pass and draw decisions) each candidate (the policy's
@@ -33,7 +33,7 @@ from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents._features import phase_of  # noqa: E402
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS  # noqa: E402
 from hollywood_gin_env.agents.masked import mask_logits, masked_log_probs  # noqa: E402
-from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.policy import load_checkpoint, save_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import O_SEAT, OBS_SIZE  # noqa: E402
 from hollywood_gin_env.rules import Rules  # noqa: E402
@@ -197,11 +197,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--save", help="write the fine-tuned policy to this checkpoint path (to evaluate it)")
     args = parser.parse_args()
     if args.positions < 10 or not 0.0 < args.share <= 1.0 or not 1 <= args.candidates <= 11:
         parser.error("--positions must be at least 10, --share in (0, 1], --candidates in 1..11")
     torch.set_num_threads(args.threads)
-    policy, _ = load_checkpoint(args.checkpoint)
+    policy, config = load_checkpoint(args.checkpoint)
     agents = SeatAgents(load_agent(f"checkpoint:{args.checkpoint}"), load_agent(args.opponent))
     start = time.time()
     obs, masks, states, anchor_obs, anchor_masks, hands = collect(agents, args.decisions, args.positions, args.share,
@@ -213,6 +214,9 @@ def main() -> None:
     data = {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
             "anchor_masks": anchor_masks}  # fmt: skip
     finetune(policy.train(), data, args.beta, args.lr, args.epochs, args.seed)
+    if args.save:
+        save_checkpoint(args.save, policy.eval(), config)
+        print(f"saved {args.save}")
 
 
 if __name__ == "__main__":
