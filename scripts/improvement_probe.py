@@ -30,12 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's
 
 from agents.warmstart import expected_advantage, rollout_advantages  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
-from hollywood_gin_env.agents._features import phase_of  # noqa: E402
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS  # noqa: E402
 from hollywood_gin_env.agents.masked import mask_logits, masked_log_probs  # noqa: E402
 from hollywood_gin_env.agents.policy import load_checkpoint, save_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.observation import O_SEAT, OBS_SIZE  # noqa: E402
+from hollywood_gin_env.observation import O_PHASE, O_SEAT, OBS_SIZE  # noqa: E402
 from hollywood_gin_env.rules import Rules  # noqa: E402
 from hollywood_gin_env.state import KNOCK_BASE, NUM_ACTIONS, PHASE_DISCARD, EngineState  # noqa: E402
 
@@ -65,10 +64,9 @@ class SeatAgents:
 
 def is_probed(decisions: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """bool per row: a decision of the kind probed (before the random share is drawn)."""
-    knock_legal = masks[:, KNOCK_BASE:].any(axis=1)
     if decisions == "knock":
-        return knock_legal
-    discard = np.array([phase_of(row) == PHASE_DISCARD for row in observations], dtype=np.bool_)
+        return masks[:, KNOCK_BASE:].any(axis=1)
+    discard = observations[:, O_PHASE + PHASE_DISCARD] > 0.5  # the one-hot phase block
     return discard if decisions == "discard" else ~discard
 
 

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent  # noqa: E402
-from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.policy import PolicyAgent, load_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.state import KNOCK_BASE  # noqa: E402
 
@@ -77,9 +77,7 @@ def test_the_fine_tune_moves_the_policy_towards_the_better_label(knock_positions
     """Labels that put another candidate 40 points above the bot's own choice: the fine-tune learns to play it."""
     policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
     data = dict(knock_positions)
-    with torch.no_grad():
-        own = probe.mask_logits(policy(torch.from_numpy(policy.prepare(data["obs"]))),
-                                torch.from_numpy(data["masks"].astype(np.bool_))).argmax(1).numpy()  # fmt: skip
+    own = PolicyAgent(policy).act(data["obs"], data["masks"])
     has = data["has"] & (np.arange(data["has"].shape[1]) != own[:, None])
     keep = np.flatnonzero(data["has"][np.arange(own.size), own] & has.any(1))
     assert keep.size >= 40
@@ -91,3 +89,20 @@ def test_the_fine_tune_moves_the_policy_towards_the_better_label(knock_positions
     scores = probe.finetune(policy.train(), data, beta=0.0, lr=3e-3, epochs=15, seed=0, report=lambda line: None)
     assert scores[0]["gain"] == 0.0 and scores[0]["changed"] == 0.0  # before: the bot's own choices
     assert scores[-1]["gain"] > 20.0 and scores[-1]["changed"] > 0.5
+
+
+def test_discard_and_draw_decisions_split_by_the_observed_phase():
+    from hollywood_gin_env.agents._features import phase_of
+    from hollywood_gin_env.state import PHASE_DISCARD
+
+    env = SelfPlayVectorEnv(32)
+    obs, _ = env.reset(seed=6)
+    expert, seen = ExpertAgent(), 0
+    for _ in range(40):
+        o, m = obs["observation"], obs["action_mask"]
+        discard = np.array([phase_of(row) == PHASE_DISCARD for row in o])
+        assert np.array_equal(probe.is_probed("discard", o, m), discard)
+        assert np.array_equal(probe.is_probed("draw", o, m), ~discard)
+        seen += int(discard.sum())
+        obs, *_ = env.step(expert.act(o, m))
+    assert 0 < seen < 32 * 40
