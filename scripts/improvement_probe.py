@@ -2,8 +2,10 @@
 state, fine-tune a copy on the labels, and score the copy's changed choices on held-out positions.
 
 Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
-[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH]`; prints the held-out gain a decision
-after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures).
+[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT]`; prints the held-out
+gain a decision after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's
+figures). With `--score AGENT` it fine-tunes nothing and scores that agent's choices (a search agent's, say) on every
+labelled position instead.
 
 The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
 knock-legal one, or a share of the discards or of the take, pass and draw decisions) each candidate (the policy's
@@ -116,9 +118,13 @@ def label(states: EngineState, observations: np.ndarray, masks: np.ndarray, firs
 
 def held_out_gain(logits: torch.Tensor, masks: torch.Tensor, first: np.ndarray, adv: np.ndarray,
                   has: np.ndarray) -> dict[str, float]:  # fmt: skip
-    """The argmax's label minus the label of `first` (points a decision, its standard error), the share of changed
-    choices and the share outside the candidates."""
-    choice = mask_logits(logits, masks).argmax(1).numpy()
+    """`choice_gain` of the logits' masked argmax."""
+    return choice_gain(mask_logits(logits, masks).argmax(1).numpy(), first, adv, has)
+
+
+def choice_gain(choice: np.ndarray, first: np.ndarray, adv: np.ndarray, has: np.ndarray) -> dict[str, float]:
+    """The label of each row's choice minus the label of `first` (points a decision, its standard error), the share
+    of changed choices and the share outside the candidates (scored 0)."""
     rows = np.arange(choice.size)
     labelled = has[rows, choice]
     gain = np.where(labelled, adv[rows, choice] - adv[rows, first], 0.0)
@@ -126,9 +132,9 @@ def held_out_gain(logits: torch.Tensor, masks: torch.Tensor, first: np.ndarray, 
             "changed": float((choice != first).mean()), "outside": float((~labelled).mean())}  # fmt: skip
 
 
-def describe(score: dict[str, float]) -> str:
-    """One line of held_out_gain's figures."""
-    return (f"held-out gain {score['gain']:+.3f} ± {score['se']:.3f} points a decision, {score['changed']:.1%} of "
+def describe(score: dict[str, float], what: str = "held-out gain") -> str:
+    """One line of held_out_gain's (or choice_gain's) figures."""
+    return (f"{what} {score['gain']:+.3f} ± {score['se']:.3f} points a decision, {score['changed']:.1%} of "
             f"choices changed, {score['outside']:.1%} outside the candidates")  # fmt: skip
 
 
@@ -196,6 +202,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--save", help="write the fine-tuned policy to this checkpoint path (to evaluate it)")
+    parser.add_argument("--score", metavar="AGENT", help="instead of fine-tuning, score this agent's choices (any "
+                        "spec, e.g. a search agent) on every labelled position against the policy's own")  # fmt: skip
     args = parser.parse_args()
     if args.positions < 10 or not 0.0 < args.share <= 1.0 or not 1 <= args.candidates <= 11:
         parser.error("--positions must be at least 10, --share in (0, 1], --candidates in 1..11")
@@ -209,6 +217,14 @@ def main() -> None:
     adv, has = label(states, obs, masks, first, agents, args.candidates)
     print(f"{args.positions} {args.decisions} positions from {hands} hands, {has.sum(1).mean():.1f} candidates "
           f"each, labelled in {time.time() - start:.0f} s")  # fmt: skip
+    if args.score:
+        started = time.time()
+        choice = np.concatenate([load_agent(args.score, seed=args.seed).act(obs[i : i + LABEL_CHUNK],
+                                                                            masks[i : i + LABEL_CHUNK])
+                                 for i in range(0, len(obs), LABEL_CHUNK)])  # fmt: skip
+        score = describe(choice_gain(choice, first, adv, has), "gain over the policy")
+        print(f"{args.score}: {score} ({time.time() - started:.0f} s)")
+        return
     data = {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
             "anchor_masks": anchor_masks}  # fmt: skip
     finetune(policy.train(), data, args.beta, args.lr, args.epochs, args.seed)

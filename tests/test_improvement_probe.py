@@ -73,6 +73,19 @@ def test_held_out_gain_is_zero_for_the_own_choice_and_the_labels_best_for_the_be
     assert score["changed"] == 1.0 and score["outside"] == pytest.approx(1 / 3)
 
 
+def test_score_rates_another_agents_choices_against_the_policys_own(monkeypatch, capsys):
+    """--score: the policy scored against itself gains exactly 0 and changes nothing; `expert` changes choices."""
+    bot = f"checkpoint:{ROOT / 'checkpoints' / 'hollywood-ppo.pt'}"
+    lines = []
+    for agent in (bot, "expert"):
+        monkeypatch.setattr("sys.argv", ["improvement_probe.py", "--positions", "40", "--seed", "5", "--checkpoint",
+                                         str(ROOT / "checkpoints" / "hollywood-ppo.pt"), "--score", agent])  # fmt: skip
+        probe.main()
+        lines.append(capsys.readouterr().out.splitlines()[-1])
+    assert lines[0].startswith(f"{bot}: gain over the policy +0.000 ± 0.000 points a decision, 0.0% of choices")
+    assert lines[1].startswith("expert: gain over the policy") and ", 0.0% of choices changed" not in lines[1]
+
+
 def test_the_fine_tune_moves_the_policy_towards_the_better_label(knock_positions):
     """Labels that put another candidate 40 points above the bot's own choice: the fine-tune learns to play it."""
     policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")

@@ -11,7 +11,7 @@ from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.search import SearchAgent, confident_best, deal_all, parse_search_spec
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.observation import OBS_LAYOUT, encode_kernel
-from hollywood_gin_env.state import M_PLAYER, EngineState
+from hollywood_gin_env.state import KNOCK_BASE, M_PLAYER, EngineState
 
 # Blocks a determinisation cannot reproduce: the score sheet and hand count (it rolls out one hand on a fresh
 # sheet) and which discards allow a knock right after a take (the card taken this turn is not in the observation).
@@ -28,16 +28,18 @@ def _positions(num_envs: int = 32, steps: int = 90, seed: int = 3):
         obs, *_ = env.step(expert.act(obs["observation"], obs["action_mask"]))
 
 
-def test_a_determinisation_shows_the_player_exactly_its_own_observation():
+@pytest.mark.parametrize("tilt", [0.0, 0.5])
+def test_a_determinisation_shows_the_player_exactly_its_own_observation(tilt):
     """Encoded from the player's seat, every sampled deal gives back the observation it was sampled from, and the
-    opponent's sampled hand holds every card it is known to have taken and none the player has seen elsewhere."""
+    opponent's sampled hand holds every card it is known to have taken and none the player has seen elsewhere;
+    with a tilted belief too."""
     agent = SearchAgent()
     mismatches = 0
-    for env, obs, _ in _positions():
+    for env, obs, _ in _positions(steps=90 if tilt == 0.0 else 30):
         n = obs.shape[0]
         arrays = EngineState.allocate(3 * n).arrays()
         rows = np.repeat(np.arange(n), 3)
-        deal_all(obs, rows, np.tile(np.arange(3), n), agent._row_seeds(obs), arrays, agent.params)
+        deal_all(obs, rows, np.tile(np.arange(3), n), agent._row_seeds(obs), tilt, arrays, agent.params)
         s = EngineState(*arrays)
         again = np.zeros((3 * n, obs.shape[1]), dtype=np.float32)
         encode_kernel(s.match[:, M_PLAYER].copy(), np.ones(3 * n, dtype=np.bool_), arrays, agent.params, again,
@@ -92,6 +94,9 @@ def test_confident_best_keeps_expert_unless_the_paired_difference_is_clear():
         ("search:z=nan", "z='nan': use a number in 0.0..100.0"),
         ("search:depth=3", "search agent option 'depth=3'"),
         ("search:rollouts", "search agent option 'rollouts'"),
+        ("search:tilt=-0.5", "tilt='-0.5': use a number in 0.0..5.0"),
+        ("search:tilt=inf", "tilt='inf': use a number in 0.0..5.0"),
+        ("search:decisions=discard", "decisions='discard': use one of all, knock"),
     ],
 )
 def test_bad_search_options_are_named(spec, message):
@@ -104,7 +109,53 @@ def test_the_spec_reaches_the_agent():
     assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (8, 2, "expert",
                                                                                                   1.5, 3)  # fmt: skip
     assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0,
-                                           "base": "expert"}  # fmt: skip
+                                           "base": "expert", "tilt": 0.0, "decisions": "all"}  # fmt: skip
+    tilted = load_agent("search:tilt=0.25,decisions=knock")
+    assert (tilted.tilt, tilted.decisions) == (0.25, "knock")
+    assert tilted.name.endswith(",tilt=0.25,decisions=knock")
+
+
+def test_a_tilted_belief_deals_the_opponent_less_deadwood_and_keeps_every_known_card():
+    """The larger the tilt, the less deadwood the sampled opponent holds; the cards it took stay in its hand, and
+    the stock holds exactly the other unseen cards (the chain only swaps a hidden card with a stock card)."""
+    from hollywood_gin_env.melds import min_deadwood_mask
+
+    obs = np.concatenate([o for _, o, _ in _positions(num_envs=16, steps=60)][20:])  # hands some turns old
+    env_rows = obs.shape[0]
+    agent = SearchAgent()
+    seeds = agent._row_seeds(obs)
+    from hollywood_gin_env.agents._features import card_masks
+    from hollywood_gin_env.state import M_STOCK_POS
+
+    unseen = np.array([card_masks(o)[5] for o in obs], dtype=np.int64)
+    mean_deadwood = []
+    for tilt in (0.0, 0.1, 0.5):
+        arrays = EngineState.allocate(4 * env_rows).arrays()
+        rows = np.repeat(np.arange(env_rows), 4)
+        deal_all(obs, rows, np.tile(np.arange(4), env_rows), seeds, tilt, arrays, agent.params)
+        s = EngineState(*arrays)
+        them = 1 - s.match[:, M_PLAYER]
+        hands = s.hands[np.arange(rows.size), them]
+        assert (hands & s.took[np.arange(rows.size), them] == s.took[np.arange(rows.size), them]).all()
+        mean_deadwood.append(np.mean([min_deadwood_mask(int(h)) for h in hands]))
+        stock = np.array([sum(1 << int(c) for c in s.deck[m, s.match[m, M_STOCK_POS] :]) for m in range(rows.size)])
+        assert (stock & hands == 0).all()
+        assert np.array_equal(stock | (hands & unseen[rows]), unseen[rows])
+    assert mean_deadwood[0] > mean_deadwood[1] + 3 > mean_deadwood[2] + 6, mean_deadwood
+
+
+def test_searching_knock_decisions_only_plays_the_base_elsewhere():
+    """decisions=knock: a row without a legal knock gets its base's action unsearched; at knock-legal rows the
+    search may overrule it."""
+    search = SearchAgent(rollouts=8, z=0.0, decisions="knock", seed=1)
+    expert = ExpertAgent()
+    changed = 0
+    for _, obs, masks in _positions(num_envs=16, steps=60):
+        actions = search.act(obs, masks)
+        knock = masks[:, KNOCK_BASE:].any(axis=1)
+        assert np.array_equal(actions[~knock], expert.act(obs[~knock], masks[~knock]))
+        changed += int((actions[knock] != expert.act(obs[knock], masks[knock])).sum())
+    assert changed > 0
 
 
 def test_observations_of_other_rules_are_refused():

@@ -13,7 +13,13 @@ beats the default's by more than `z` standard errors of their paired differences
 
 Candidates: the base's action; in the discard phase, `expert`'s action, the legal knock that leaves the least
 deadwood and the `candidates` discards `expert` scores best; in the other phases every legal action (take, pass,
-draw).
+draw). With `decisions="knock"` only the decisions where a knock is legal are searched; the others get the base's
+action.
+
+The belief: drawn uniformly, the opponent's unknown cards rarely form melds, so its sampled hand holds far more
+deadwood than a real one late in the hand and knocking looks safer than it is. `tilt` > 0 weights each sampled hand
+by exp(-tilt * its deadwood), by `BELIEF_SWAPS` Metropolis swaps between the opponent's unknown cards and the stock
+(`tilted_hand`); 0 is the uniform draw.
 
 The agent reads only the observation and the mask (never the engine of the match it plays in); the engine it
 rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
@@ -41,6 +47,7 @@ from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, best_knock, discard_score, expert_row
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.kernels import _update_legal, step_kernel
+from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.observation import (
     O_IS_DEALER,
     O_MUST_KNOCK,
@@ -78,10 +85,14 @@ from hollywood_gin_env.state import (
 )
 
 ROLLOUT_POLICIES = ("greedy", "expert")  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
+DECISIONS = ("all", "knock")  # search every decision with candidates, or only those where a knock is legal
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
 MAX_ROLLOUT_STEPS = 400  # a hand ends within 2 * 31 draws and their discards; far above any real hand
-DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0, "base": "expert"}
-LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0)}
+BELIEF_SWAPS = 100  # Metropolis steps of the tilted belief; round fifteen measured the tilt at this many
+DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0, "base": "expert", "tilt": 0.0,
+            "decisions": "all"}  # fmt: skip
+LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0), "tilt": (0.0, 5.0)}
+FLOAT_OPTIONS = ("z", "tilt")
 
 
 @njit
@@ -124,8 +135,9 @@ def consistent(obs: np.ndarray) -> bool:
 
 
 @njit
-def determinise(m: int, obs: np.ndarray, seed: np.uint64, arrays, params: np.ndarray) -> None:
-    """Write into match m of arrays one deal consistent with obs (module docstring), drawn from `seed`."""
+def determinise(m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, params: np.ndarray) -> None:
+    """Write into match m of arrays one deal consistent with obs (module docstring), drawn from `seed`, the
+    opponent's hidden cards weighted by exp(-tilt * its deadwood) (`tilted_hand`)."""
     s = EngineState(*arrays)
     hand, pile, took, discarded, declined, unseen = card_masks(obs)
     me = int(round(obs[O_SEAT]))
@@ -141,10 +153,8 @@ def determinise(m: int, obs: np.ndarray, seed: np.uint64, arrays, params: np.nda
         k = random_below(s.rng, m, j + 1)
         hidden[j], hidden[k] = hidden[k], hidden[j]
     opponent_hidden = HAND_SIZE - popcount(took)
-    opponent = took
-    for j in range(opponent_hidden):
-        opponent |= 1 << hidden[j]
     stock = n - opponent_hidden
+    opponent = tilted_hand(took, hidden, opponent_hidden, n, tilt, s.rng, m)
     position = NUM_CARDS - stock
     k = 0
     for c in range(NUM_CARDS):  # the cards out of the stock fill the deck's dealt part, in any order
@@ -188,17 +198,43 @@ def determinise(m: int, obs: np.ndarray, seed: np.uint64, arrays, params: np.nda
 
 
 @njit
-def deal_all(obs: np.ndarray, row_of: np.ndarray, rollout_of: np.ndarray, seeds: np.ndarray, arrays,
+def tilted_hand(took: int, hidden: np.ndarray, opponent_hidden: int, n: int, tilt: float, rng: np.ndarray,
+                m: int) -> int:  # fmt: skip
+    """The opponent's hand: `took` plus hidden[:opponent_hidden], after BELIEF_SWAPS Metropolis swaps of a card
+    there with one of hidden[opponent_hidden:n] (the stock, whose order stays uniform) towards exp(-tilt * deadwood);
+    hidden is permuted in place. Why: uniformly drawn hands hold far more deadwood than a real opponent's late in
+    the hand, and the search then overrates knocking (EVALUATION.md)."""
+    hand = took
+    for j in range(opponent_hidden):
+        hand |= 1 << hidden[j]
+    if tilt <= 0.0 or opponent_hidden == 0 or n == opponent_hidden:
+        return hand
+    deadwood = min_deadwood_mask(hand)
+    for _ in range(BELIEF_SWAPS):
+        i = random_below(rng, m, opponent_hidden)
+        j = opponent_hidden + random_below(rng, m, n - opponent_hidden)
+        proposal = (hand & ~(1 << hidden[i])) | (1 << hidden[j])
+        proposed = min_deadwood_mask(proposal)
+        if proposed > deadwood and random_below(rng, m, 1 << 53) / 2.0**53 >= np.exp(-tilt * (proposed - deadwood)):
+            continue
+        hidden[i], hidden[j] = hidden[j], hidden[i]
+        hand, deadwood = proposal, proposed
+    return hand
+
+
+@njit
+def deal_all(obs: np.ndarray, row_of: np.ndarray, rollout_of: np.ndarray, seeds: np.ndarray, tilt: float, arrays,
              params: np.ndarray) -> None:  # fmt: skip
     """Match m gets determinisation rollout_of[m] of row row_of[m] (the same one for every candidate of the row)."""
     for m in range(row_of.shape[0]):
         r = row_of[m]
-        determinise(m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), arrays, params)
+        determinise(m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), tilt, arrays,
+                    params)  # fmt: skip
 
 
 def parse_search_spec(text: str) -> dict[str, object]:
-    """The options of "search" or "search:rollouts=16,candidates=3,policy=greedy,z=2,base=expert" (a checkpoint path
-    may not hold a comma); ValueError naming a bad one."""
+    """The options of "search" or "search:rollouts=16,candidates=3,policy=greedy,z=2,base=expert,tilt=0,decisions=all"
+    (a checkpoint path may not hold a comma); ValueError naming a bad one."""
     options = dict(DEFAULTS)
     body = text.split(":", 1)[1] if ":" in text else ""
     for part in filter(None, (p.strip() for p in body.split(","))):
@@ -212,10 +248,15 @@ def parse_search_spec(text: str) -> dict[str, object]:
                                  "checkpoint:PATH")  # fmt: skip
             options[key] = value
             continue
+        if key == "decisions":
+            if value not in DECISIONS:
+                raise ValueError(f"search agent decisions={value!r}: use one of {', '.join(DECISIONS)}")
+            options[key] = value
+            continue
         low, high = LIMITS[key]
-        number = _number(value, float if key == "z" else int)
+        number = _number(value, float if key in FLOAT_OPTIONS else int)
         if number is None or not low <= number <= high:
-            kind = "a number" if key == "z" else "a whole number"
+            kind = "a number" if key in FLOAT_OPTIONS else "a whole number"
             raise ValueError(f"search agent {key}={value!r}: use {kind} in {low}..{high}")
         options[key] = number
     return options
@@ -236,18 +277,22 @@ class SearchAgent(Agent):
     """Determinised flat Monte Carlo over a short list of candidates (module docstring); deterministic for a seed."""
 
     def __init__(self, rollouts: int = 16, candidates: int = 3, policy: str = "greedy", z: float = 2.0,
-                 base: str = "expert", rules: Rules | None = None, seed: int | None = None) -> None:  # fmt: skip
-        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base}")
+                 base: str = "expert", tilt: float = 0.0, decisions: str = "all", rules: Rules | None = None,
+                 seed: int | None = None) -> None:  # fmt: skip
+        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base},"
+                          f"tilt={tilt},decisions={decisions}")  # fmt: skip
         from hollywood_gin_env.agents import load_agent
 
         self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
+        self.tilt, self.decisions = float(tilt), decisions
         self.rules = rules if rules is not None else Rules()
         self.params = self.rules.to_params()
         self.policy = load_agent(policy)
         self.base = None if base == "expert" else load_agent(base)  # expert's action is already the first candidate
         self.weights = DEFAULT_WEIGHTS.copy()
         self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}" + (
-            f",base={base}" if self.base is not None else "")  # fmt: skip
+            f",base={base}" if self.base is not None else "") + (f",tilt={tilt:g}" if self.tilt else "") + (
+            f",decisions={decisions}" if decisions != "all" else "")  # fmt: skip
         self._rules_block = _rules_block(self.rules)
         self.reset(seed)
 
@@ -262,13 +307,16 @@ class SearchAgent(Agent):
         if self.base is not None:
             put_first(cands, counts, np.asarray(self.base.act(observations, action_masks), dtype=np.int64))
         out = cands[:, 0].copy()
-        search = np.flatnonzero((counts > 1) & ok)
+        searched = (counts > 1) & ok
+        if self.decisions == "knock":
+            searched &= action_masks[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS].any(axis=1)
+        search = np.flatnonzero(searched)
         if search.size == 0:
             return out
         row_of, cand_of, rollout_of = rollout_layout(search, counts, self.rollouts)
         arrays = EngineState.allocate(row_of.size).arrays()
         seeds = self._row_seeds(observations)
-        deal_all(observations, row_of, rollout_of, seeds, arrays, self.params)
+        deal_all(observations, row_of, rollout_of, seeds, self.tilt, arrays, self.params)
         values = rollout_scores(arrays, cands[row_of, cand_of], observations[row_of, O_SEAT].round().astype(np.int64),
                                 self.policy, self.params)
         start = 0
