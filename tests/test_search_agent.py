@@ -109,7 +109,7 @@ def test_the_spec_reaches_the_agent():
     assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (8, 2, "expert",
                                                                                                   1.5, 3)  # fmt: skip
     assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0,
-                                           "base": "expert", "tilt": 0.0, "decisions": "all"}  # fmt: skip
+                                           "base": "expert", "tilt": 0.25, "decisions": "all"}  # fmt: skip
     tilted = load_agent("search:tilt=0.25,decisions=knock")
     assert (tilted.tilt, tilted.decisions) == (0.25, "knock")
     assert tilted.name.endswith(",tilt=0.25,decisions=knock")
@@ -189,7 +189,7 @@ def test_search_plays_as_the_envs_opponent_at_a_card_table_and_in_evaluate(capsy
         session.advance()
         assert session.humans_turn or game.done
     assert evaluate_main(["--agents", "search:rollouts=2", "expert", "--matches", "2", "--no-progress"]) == 0
-    assert "search:rollouts=2,candidates=3,policy=greedy,z=2 vs expert" in capsys.readouterr().out
+    assert "search:rollouts=2,candidates=3,policy=greedy,z=2,tilt=0.25 vs expert" in capsys.readouterr().out
 
 
 def test_without_a_standard_error_the_search_plays_its_base_and_a_checkpoint_can_be_base_and_rollout_policy():
@@ -201,7 +201,7 @@ def test_without_a_standard_error_the_search_plays_its_base_and_a_checkpoint_can
     plain = load_agent(bot)
     for _, obs, masks in _positions(num_envs=8, steps=40):
         assert np.array_equal(search.act(obs, masks), plain.act(obs, masks))
-    assert search.name.endswith(f"base={bot}")
+    assert search.name.endswith(f"base={bot},tilt=0.25")
 
 
 def test_put_first_moves_or_adds_the_default():
