@@ -19,8 +19,8 @@ action.
 The belief: drawn uniformly, the opponent's unknown cards rarely form melds, so its sampled hand holds far more
 deadwood than a real one late in the hand and knocking looks safer than it is. `tilt` > 0 weights each sampled hand
 by exp(-tilt * its deadwood), by `BELIEF_SWAPS` Metropolis swaps between the opponent's unknown cards and the stock
-(`tilted_hand`); 0 is the uniform draw. The default, 0.25, was measured better than uniform at every kind of
-decision it changes (docs/EVALUATION.md).
+(`tilted_hand`); 0 is the uniform draw. The default, 0.25, was measured better than uniform at knock-legal
+decisions and level with it elsewhere (docs/EVALUATION.md).
 
 The agent reads only the observation and the mask (never the engine of the match it plays in); the engine it
 rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
