@@ -35,10 +35,11 @@ from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS  # noqa: E402
 from hollywood_gin_env.agents.masked import mask_logits, masked_log_probs  # noqa: E402
 from hollywood_gin_env.agents.policy import load_checkpoint, save_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.search import knock_legal  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import O_PHASE, O_SEAT, OBS_SIZE  # noqa: E402
 from hollywood_gin_env.rules import Rules  # noqa: E402
-from hollywood_gin_env.state import KNOCK_BASE, NUM_ACTIONS, PHASE_DISCARD, EngineState  # noqa: E402
+from hollywood_gin_env.state import NUM_ACTIONS, PHASE_DISCARD, EngineState  # noqa: E402
 
 DECISIONS = ("knock", "discard", "draw")
 MATCHES = 256
@@ -67,7 +68,7 @@ class SeatAgents:
 def is_probed(decisions: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """bool per row: a decision of the kind probed (before the random share is drawn)."""
     if decisions == "knock":
-        return masks[:, KNOCK_BASE:].any(axis=1)
+        return knock_legal(masks)
     discard = observations[:, O_PHASE + PHASE_DISCARD] > 0.5  # the one-hot phase block
     return discard if decisions == "discard" else ~discard
 
@@ -219,8 +220,9 @@ def main() -> None:
           f"each, labelled in {time.time() - start:.0f} s")  # fmt: skip
     if args.score:
         started = time.time()
-        choice = np.concatenate([load_agent(args.score, seed=args.seed).act(obs[i : i + LABEL_CHUNK],
-                                                                            masks[i : i + LABEL_CHUNK])
+        scored = load_agent(args.score, seed=args.seed)
+        # in chunks: a search agent holds an engine state per candidate and rollout of every row it is given
+        choice = np.concatenate([scored.act(obs[i : i + LABEL_CHUNK], masks[i : i + LABEL_CHUNK])
                                  for i in range(0, len(obs), LABEL_CHUNK)])  # fmt: skip
         score = describe(choice_gain(choice, first, adv, has), "gain over the policy")
         print(f"{args.score}: {score} ({time.time() - started:.0f} s)")

@@ -118,15 +118,14 @@ def test_the_spec_reaches_the_agent():
 def test_a_tilted_belief_deals_the_opponent_less_deadwood_and_keeps_every_known_card():
     """The larger the tilt, the less deadwood the sampled opponent holds; the cards it took stay in its hand, and
     the stock holds exactly the other unseen cards (the chain only swaps a hidden card with a stock card)."""
+    from hollywood_gin_env.agents._features import card_masks
     from hollywood_gin_env.melds import min_deadwood_mask
+    from hollywood_gin_env.state import M_STOCK_POS
 
     obs = np.concatenate([o for _, o, _ in _positions(num_envs=16, steps=60)][20:])  # hands some turns old
     env_rows = obs.shape[0]
     agent = SearchAgent()
     seeds = agent._row_seeds(obs)
-    from hollywood_gin_env.agents._features import card_masks
-    from hollywood_gin_env.state import M_STOCK_POS
-
     unseen = np.array([card_masks(o)[5] for o in obs], dtype=np.int64)
     mean_deadwood = []
     for tilt in (0.0, 0.1, 0.5):

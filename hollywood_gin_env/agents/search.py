@@ -310,7 +310,7 @@ class SearchAgent(Agent):
         out = cands[:, 0].copy()
         searched = (counts > 1) & ok
         if self.decisions == "knock":
-            searched &= action_masks[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS].any(axis=1)
+            searched &= knock_legal(action_masks)
         search = np.flatnonzero(searched)
         if search.size == 0:
             return out
@@ -343,6 +343,11 @@ class SearchAgent(Agent):
         if bad.size:
             raise ValueError(f"observation row {int(bad[0])} was made under other rules than this search agent's "
                              f"({self.rules}): build SearchAgent(rules=...) with the rules of the match")  # fmt: skip
+
+
+def knock_legal(action_masks: np.ndarray) -> np.ndarray:
+    """bool per row: some knock is legal in the row's action mask."""
+    return action_masks[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS].any(axis=1)
 
 
 def rollout_scores(arrays: tuple, first: np.ndarray | None, seats: np.ndarray, policy: AgentProtocol,
