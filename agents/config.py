@@ -104,6 +104,14 @@ class ModelConfig:
     critic_playout: bool = False
     """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
     itself on the same stock (one play-out a hand, agents/tableview.py)"""
+    oracle_updates: int = field(default=0, metadata=_allowed(0, 1_000_000))
+    """oracle guiding ("cards" policy, "table" critic): for this many PPO updates the acting policy also reads the
+    opponent's hand, card by card, through per-card layers (zero at the start) in its card head; the saved policy,
+    the snapshots and every evaluation read the observation alone (agents/ppo.py CardOracle; docs/TRAINING-ROUNDS.md,
+    rounds seventeen and eighteen)"""
+    oracle_fade: int = field(default=0, metadata=_allowed(0, 1_000_000))
+    """oracle guiding: after `oracle_updates`, the oracle's weight falls in a straight line to 0 over this many
+    updates, and stays 0"""
 
 
 @dataclass
@@ -332,6 +340,11 @@ def _check_across(config: Config) -> None:
         raise ValueError(f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
                          f"{str(model.critic_playout).lower()} shape a \"table\" critic: set model.critic=\"table\" "
                          f"(model.critic={model.critic!r})")  # fmt: skip
+    if (model.critic != "table" or model.arch != "cards") and model.oracle_updates + model.oracle_fade > 0:
+        raise ValueError(f"model.oracle_updates={model.oracle_updates} and model.oracle_fade={model.oracle_fade}: "
+                         f"the oracle reads the table view into the card head; set model.critic=\"table\" and "
+                         f"model.arch=\"cards\" (model.critic={model.critic!r}, "
+                         f"model.arch={model.arch!r})")  # fmt: skip
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
     decisions = config.env.num_envs * config.ppo.rollout_steps

@@ -31,7 +31,7 @@ import torch
 from agents.arena import Arena
 from agents.config import Config
 from agents.pool import OpponentPool
-from agents.ppo import ActorCritic, Batch, ppo_update
+from agents.ppo import ActorCritic, Batch, oracle_strength, ppo_update
 from agents.rollout import RolloutStorage
 from agents.trainstate import TRAIN_KEY, Progress, capture_rng, load_training, policy_metadata, restore_rng
 from agents.warmstart import clone, collect_teacher
@@ -74,11 +74,12 @@ class TrainingRun:
         torch.manual_seed(seed)  # the initial weights: built on the CPU, so the same on every device
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0,
-                                 config.model.critic_stock_cards)  # fmt: skip
+        self.model = ActorCritic.for_config(config)
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
+        groups = self.model.param_groups()
+        self.lr_scales = [scale for _, scale in groups]
+        self.optimizer = torch.optim.Adam([{"params": params} for params, _ in groups], lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device)
         env = config.env
         if config.train.workers > 1:  # the matches live on Ray actors (agents/workers.py); only then is Ray imported
@@ -146,12 +147,15 @@ class TrainingRun:
         return len(data["actions"])
 
     def schedule(self, update: int) -> tuple[float, float]:
-        """Set the learning rate of `update` (1-based) on the optimizer; return (lr, entropy coefficient)."""
-        train, ppo = self.config.train, self.config.ppo
+        """Set the learning rate of `update` (1-based) on the optimizer and the oracle's weight on the model (if it has
+        one); return (lr, entropy coefficient)."""
+        train, ppo, model = self.config.train, self.config.ppo, self.config.model
         updates = train.updates
         lr = train.lr * (1.0 - (update - 1) / updates) if train.anneal_lr else train.lr
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
+        for group, scale in zip(self.optimizer.param_groups, self.lr_scales, strict=True):
+            group["lr"] = lr * scale
+        if self.model.oracle is not None:
+            self.model.oracle_alpha.fill_(oracle_strength(update, model.oracle_updates, model.oracle_fade))
         frac = (update - 1) / max(updates - 1, 1)
         return lr, ppo.ent_coef + (ppo.ent_coef_final - ppo.ent_coef) * frac
 

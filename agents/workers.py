@@ -76,7 +76,7 @@ class RolloutWorker:
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
         stock_cards = config.model.critic_stock_cards
-        self.model = ActorCritic(config.policy_config(), config.model.critic, config.ppo.belief_coef > 0, stock_cards)
+        self.model = ActorCritic.for_config(config)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
         self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode,

@@ -107,6 +107,18 @@ def test_a_worker_deals_its_share_of_the_one_worker_runs_matches():
         assert (share[name] == whole[name][8:16]).all(), name
 
 
+def test_a_worker_builds_the_runs_oracle_and_gets_its_strength_with_the_weights():
+    """Oracle guiding on workers: each builds the same actor-critic as the learner, and the oracle's weight of the
+    update travels in the state dict the workers load."""
+    config = load_config(SMOKE, ["model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=2"])
+    run = TrainingRun.create(config)
+    run.schedule(2)  # halfway down the fade
+    worker = RolloutWorker(config.to_dict(), 0, 0, 8)
+    assert worker.model.oracle_alpha.item() == 0.0
+    worker.model.load_state_dict(run.model.state_dict())
+    assert worker.model.oracle_alpha.item() == 0.5
+
+
 def test_a_worker_refuses_a_saved_state_that_does_not_fit_it():
     config = load_config(SMOKE).to_dict()
     first, second = RolloutWorker(config, 0, 0, 8), RolloutWorker(config, 1, 8, 7)

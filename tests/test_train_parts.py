@@ -288,9 +288,12 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
 
 
 def test_a_table_view_option_without_a_table_critic_is_an_error():
-    for option in ("model.critic_stock_cards=4", "model.critic_playout=true"):
+    for option in ("model.critic_stock_cards=4", "model.critic_playout=true", "model.oracle_updates=3",
+                   "model.oracle_fade=2"):
         with pytest.raises(ValueError, match='set model.critic="table"'):
             load_config("configs/smoke.toml", [option])
+    with pytest.raises(ValueError, match='model.arch="cards"'):
+        load_config("configs/smoke.toml", ["model.critic='table'", "model.arch='mlp'", "model.oracle_updates=3"])
 
 
 def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
@@ -340,3 +343,49 @@ def test_the_belief_head_learns_the_opponents_hand_and_stays_out_of_the_policy()
     plain = ActorCritic(config)
     assert plain.outputs(obs, table)[2] == 0 and plain.belief_head is None
     assert set(model.policy.state_dict()) == set(plain.policy.state_dict())
+
+
+def test_the_oracle_is_full_for_its_updates_then_fades_to_zero():
+    from agents.ppo import oracle_strength
+
+    assert [oracle_strength(u, 2, 4) for u in range(1, 9)] == [1.0, 1.0, 0.75, 0.5, 0.25, 0.0, 0.0, 0.0]
+    assert [oracle_strength(u, 2, 0) for u in range(1, 5)] == [1.0, 1.0, 0.0, 0.0]
+    assert [oracle_strength(u, 0, 2) for u in range(1, 4)] == [0.5, 0.0, 0.0]
+
+
+def test_an_oracle_guided_actor_reads_the_opponents_hand_card_by_card_only_while_on_and_the_policy_never_does():
+    """The oracle starts at zero (the actor is the plain policy); while its weight is above 0, a card in the
+    opponent's hand changes the discard and knock scores of the cards near it (its suit neighbours, its rank) and of
+    no other card; it never changes the values, and it is not part of what a checkpoint holds."""
+    from agents.ppo import ActorCritic
+    from agents.tableview import table_view_size
+    from hollywood_gin_env.agents.policy import FACE_UP
+    from hollywood_gin_env.state import DISCARD_BASE, KNOCK_BASE
+
+    config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
+    torch.manual_seed(0)
+    obs = torch.rand(8, OBS_SIZE)
+    obs[:, FACE_UP : FACE_UP + 52] = 0.0  # no face-up card: its own score would add to "take"
+    hidden, other = torch.zeros(8, table_view_size(1)), torch.zeros(8, table_view_size(1))
+    seven_of_suit_one = 1 * 13 + 6
+    other[:, seven_of_suit_one] = 1.0  # the table view's first 52 columns: the opponent's hand
+    model = ActorCritic(config, "table", oracle=True)
+    model.oracle_alpha.fill_(1.0)
+    assert torch.equal(model(obs, hidden)[0], model(obs, other)[0])  # zero at the start
+    for weights in model.oracle.parameters():
+        torch.nn.init.normal_(weights)
+    guided, values = model(obs, other)
+    blind = model(obs, hidden)[0]
+    near = {1 * 13 + rank for rank in range(4, 9)} | {suit * 13 + 6 for suit in range(4)}
+    for base in (DISCARD_BASE, KNOCK_BASE):
+        changed = {card for card in range(52) if not torch.equal(guided[:, base + card], blind[:, base + card])}
+        assert changed and changed <= near, (base, sorted(changed))
+    assert torch.equal(guided[:, :DISCARD_BASE], blind[:, :DISCARD_BASE])
+    model.oracle_alpha.fill_(0.0)
+    plain, plain_values = model(obs, other)
+    assert torch.equal(plain, model(obs, hidden)[0]) and torch.equal(values, plain_values)
+    assert torch.equal(plain, model.policy(obs))  # the policy alone: what checkpoints and evaluations run
+    assert set(model.policy.state_dict()) == set(ActorCritic(config, "table").policy.state_dict())
+    for critic, arch in (("player", "cards"), ("table", "mlp")):
+        with pytest.raises(ValueError, match='critic="table" and arch="cards"'):
+            ActorCritic({**config, "arch": arch}, critic, oracle=True)

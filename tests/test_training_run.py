@@ -15,11 +15,12 @@ torch = pytest.importorskip("torch")
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
 from agents.config import load_config  # noqa: E402
-from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
+from agents.ppo import ORACLE_LR_SCALE, ActorCritic, Batch, ppo_loss  # noqa: E402
 from agents.run import TrainingRun, resolve_device  # noqa: E402
 from agents.tableview import table_view_size  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
+from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
 from hollywood_gin_env.handstats import HandCounts  # noqa: E402
@@ -51,7 +52,8 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
 
 @pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true"),
                                        ("model.critic='table'", "model.critic_stock_cards=12",
-                                        "model.critic_playout=true")])
+                                        "model.critic_playout=true"),
+                                       ("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=4")])
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
     run = _run(*overrides)
     run.start()
@@ -65,6 +67,24 @@ def test_save_and_resume_continue_exactly(tmp_path, overrides):
     _train(resumed, 2)
     assert _equal(_weights(resumed), _weights(run))  # the same matches, samples and minibatches after the resume
     assert resumed.progress.global_step == run.progress.global_step > 0
+
+
+def test_an_oracle_guided_run_trains_the_oracle_fades_it_and_saves_a_plain_policy(tmp_path):
+    run = _run("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=2")
+    run.start()
+    # the warm start (behaviour cloning) leaves the oracle off and untouched
+    assert run.model.oracle_alpha.item() == 0.0 and not any(w.any() for w in run.model.oracle.parameters())
+    strengths = []
+    for _ in range(3):
+        _train(run, 1)
+        strengths.append(run.model.oracle_alpha.item())
+    assert strengths == [1.0, 0.5, 0.0]
+    assert run.model.oracle.runs.weight.any()  # PPO trained it while it was on
+    main, oracle = (group["lr"] for group in run.optimizer.param_groups)
+    assert oracle == pytest.approx(ORACLE_LR_SCALE * main) and main > 0
+    run.save_policy(tmp_path / "policy.pt")
+    policy, _ = load_checkpoint(tmp_path / "policy.pt")
+    assert set(policy.state_dict()) == set(_run().model.policy.state_dict())
 
 
 def test_the_warm_start_is_seeded():

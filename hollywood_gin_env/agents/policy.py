@@ -164,26 +164,24 @@ class CardPolicy(nn.Module):
         """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
         return self.torso(observations)
 
-    def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+    def head(self, observations: torch.Tensor, features: torch.Tensor,
+             card_extra: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
         """Logits (B, 107): draw/take/pass from the torso (take plus the face-up card's own score), then 52 discard
-        and 52 knock logits scored card by card."""
-        batch, channels = observations.shape[0], self.rank_bias.shape[1]
+        and 52 knock logits scored card by card. `card_extra` (B, suit, C, rank), if given, is added to every card's
+        hidden units before the activation (a trainer's oracle, agents/ppo.py; a checkpoint's policy never has one)."""
+        batch = observations.shape[0]
         planes = observations[:, : CARD_PLANES * NUM_CARDS].reshape(batch, CARD_PLANES, NUM_SUITS, NUM_RANKS)
         cards = [planes, _discard_planes(observations)]
         if self.lookahead_features:
             extra = observations[:, OBS_SIZE : OBS_SIZE + LOOKAHEAD_PLANES * NUM_CARDS]
             cards.append(extra.reshape(batch, LOOKAHEAD_PLANES, NUM_SUITS, NUM_RANKS))
         cards = torch.cat(cards, dim=1)  # (B, k, suit, rank)
-        # channels first, ranks last: the suit neighbours are a 1-d convolution along the ranks (the `runs` layer's
-        # weights, read as a kernel of SUIT_KERNEL ranks), and every per-card layer a matmul over the channels
-        by_suit = cards.transpose(1, 2).reshape(batch * NUM_SUITS, self.card_inputs, NUM_RANKS)
-        kernel = self.runs.weight.view(channels, SUIT_KERNEL, self.card_inputs).transpose(1, 2)
-        runs = nn.functional.conv1d(by_suit, kernel, self.runs.bias, padding=SUIT_KERNEL // 2)
-        sets = torch.einsum("bkr,ck->bcr", cards.sum(2), self.rank_mix.weight)  # the rank across the four suits
+        runs, sets = card_neighbourhood(cards, self.runs, self.rank_mix)
         # what every suit shares (the rank's set count, the table's context, the rank's bias), summed first: one
         # broadcast over the suits, so the backward pass reduces one (B, suit, C, rank) gradient, not three
         shared = sets + self.context(features)[:, :, None] + self.rank_bias.t()  # (B, C, rank)
-        hidden = self.act(runs.view(batch, NUM_SUITS, channels, NUM_RANKS) + shared[:, None])  # (B, suit, C, rank)
+        pre = runs + shared[:, None]  # (B, suit, C, rank)
+        hidden = self.act(pre if card_extra is None else pre + card_extra)
         per_card = torch.einsum("bscr,oc->bosr", hidden, self.card_out.weight) + self.card_out.bias[:, None, None]
         per_card = per_card.reshape(batch, 3, NUM_CARDS)  # discard, knock, take; card = suit * 13 + rank
         if self.take_features:
@@ -204,6 +202,19 @@ class CardPolicy(nn.Module):
 
 
 assert KNOCK_BASE == DISCARD_BASE + NUM_CARDS and NUM_ACTIONS == KNOCK_BASE + NUM_CARDS  # the head's layout
+
+
+def card_neighbourhood(cards: torch.Tensor, runs: nn.Linear, rank_mix: nn.Linear) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-card layers over card planes `cards` (B, k, suit, rank): `runs` over each card and its suit neighbours
+    (B, suit, C, rank) and `rank_mix` over the four suits of each rank (B, C, rank)."""
+    batch, inputs, channels = cards.shape[0], cards.shape[1], runs.weight.shape[0]
+    # channels first, ranks last: the suit neighbours are a 1-d convolution along the ranks (the `runs` layer's
+    # weights, read as a kernel of SUIT_KERNEL ranks), and every per-card layer a matmul over the channels
+    by_suit = cards.transpose(1, 2).reshape(batch * NUM_SUITS, inputs, NUM_RANKS)
+    kernel = runs.weight.view(channels, SUIT_KERNEL, inputs).transpose(1, 2)
+    neighbours = nn.functional.conv1d(by_suit, kernel, runs.bias, padding=SUIT_KERNEL // 2)
+    sets = torch.einsum("bkr,ck->bcr", cards.sum(2), rank_mix.weight)  # the rank across the four suits
+    return neighbours.view(batch, NUM_SUITS, channels, NUM_RANKS), sets
 
 
 def _discard_planes(observations: torch.Tensor) -> torch.Tensor:
