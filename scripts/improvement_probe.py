@@ -2,10 +2,10 @@
 state, fine-tune a copy on the labels, and score the copy's changed choices on held-out positions.
 
 Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
-[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT]`; prints the held-out
-gain a decision after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's
-figures). With `--score AGENT` it fine-tunes nothing and scores that agent's choices (a search agent's, say) on every
-labelled position instead.
+[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT | --reveal P]`;
+prints the held-out gain a decision after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the
+shipped bot's figures). With `--score AGENT` it fine-tunes nothing and scores that agent's choices (a search agent's,
+say) on every labelled position instead.
 
 The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
 knock-legal one, or a share of the discards or of the take, pass and draw decisions) each candidate (the policy's
@@ -30,12 +30,14 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's `agents` package, run from anywhere
 
+from agents.ppo import ORACLE_LR_SCALE, CardOracle  # noqa: E402
 from agents.warmstart import expected_advantage, rollout_advantages  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS  # noqa: E402
 from hollywood_gin_env.agents.masked import mask_logits, masked_log_probs  # noqa: E402
 from hollywood_gin_env.agents.policy import load_checkpoint, save_checkpoint  # noqa: E402
 from hollywood_gin_env.agents.search import knock_legal  # noqa: E402
+from hollywood_gin_env.cards import NUM_CARDS  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import O_PHASE, O_SEAT, OBS_SIZE  # noqa: E402
 from hollywood_gin_env.rules import Rules  # noqa: E402
@@ -63,6 +65,31 @@ class SeatAgents:
             if rows.size:
                 actions[rows] = agent.act(observations[rows], action_masks[rows])
         return actions
+
+
+class WithHand(torch.nn.Module):
+    """A policy whose card head also reads some of the opponent's cards (`--reveal`), through a CardOracle that
+    starts at zero, so that before training it plays exactly as the policy."""
+
+    def __init__(self, policy: torch.nn.Module) -> None:
+        super().__init__()
+        if not hasattr(policy, "runs"):
+            raise ValueError('--reveal needs a card-head policy (arch = "cards")')
+        self.policy = policy
+        self.oracle = CardOracle(policy.runs.out_features)
+
+    def forward(self, observations: torch.Tensor, revealed: torch.Tensor) -> torch.Tensor:
+        """Logits (B, 107) given the revealed card bits (B, 52)."""
+        return self.policy.head(observations, self.policy.features(observations), self.oracle(revealed))
+
+
+def revealed_cards(states: EngineState, seat: int, share: float, seed: int) -> np.ndarray:
+    """float32[N, 52]: the hand of `seat` in each match of `states`, each card kept with chance `share`."""
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share={share!r}: must lie in [0, 1]")
+    bits = (states.hands[:, seat, None] >> np.arange(NUM_CARDS)) & 1
+    shown = np.random.default_rng(seed).random(bits.shape) < share
+    return (bits * shown).astype(np.float32)
 
 
 def is_probed(decisions: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -148,37 +175,46 @@ def kl_from(old: torch.Tensor, logits: torch.Tensor, masks: torch.Tensor) -> tor
 def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, lr: float, epochs: int,
              seed: int, report=print) -> list[dict[str, float]]:  # fmt: skip
     """Fine-tune `policy` in place on the labelled positions (module docstring); the held-out scores before the first
-    epoch and after each."""
+    epoch and after each. With data["revealed"] (`revealed_cards`), `policy` is a WithHand that reads it."""
     generator = torch.Generator().manual_seed(seed)
     order = torch.randperm(len(data["first"]), generator=generator).numpy()
     held, train = order[: len(order) // 5], order[len(order) // 5 :]
-    x = torch.from_numpy(policy.prepare(data["obs"]))
+    revealed = None if data.get("revealed") is None else torch.from_numpy(data["revealed"])
+    base = policy if revealed is None else policy.policy  # the anchor rows' policy: they have no hand to read
+
+    def logits_of(observations: torch.Tensor, rows=slice(None)) -> torch.Tensor:
+        return policy(observations) if revealed is None else policy(observations, revealed[rows])
+
+    x = torch.from_numpy(base.prepare(data["obs"]))
     m = torch.from_numpy(data["masks"].astype(np.bool_))
     adv = torch.from_numpy(data["adv"] / ADVANTAGE_SCALE)
     has = torch.from_numpy(data["has"])
-    xa = torch.from_numpy(policy.prepare(data["anchor_obs"]))
+    xa = torch.from_numpy(base.prepare(data["anchor_obs"]))
     ma = torch.from_numpy(data["anchor_masks"].astype(np.bool_))
     with torch.no_grad():
-        old, old_anchor = masked_log_probs(policy(x), m), masked_log_probs(policy(xa), ma)
+        old, old_anchor = masked_log_probs(logits_of(x), m), masked_log_probs(base(xa), ma)
 
     def score() -> dict[str, float]:
         with torch.no_grad():
-            logits = policy(x[held])
+            logits = logits_of(x[held], held)
         return held_out_gain(logits, m[held], data["first"][held], data["adv"][held], data["has"][held])
 
     scores = [score()]
     report(f"before: {describe(scores[0])}")
-    optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
+    groups = [{"params": list(base.parameters()), "lr": lr}]
+    if revealed is not None:  # as in oracle guiding: the zero-initialised layer has few steps to matter
+        groups.append({"params": list(policy.oracle.parameters()), "lr": lr * ORACLE_LR_SCALE})
+    optimizer = torch.optim.Adam(groups)
     batch = 1024
     for epoch in range(epochs):
         shuffled = train[torch.randperm(train.size, generator=generator).numpy()]
         for start in range(0, shuffled.size, batch):
             idx = torch.from_numpy(shuffled[start : start + batch])
             anchor = torch.randint(len(ma), (len(idx),), generator=generator)
-            logits = policy(x[idx])
+            logits = logits_of(x[idx], idx)
             log_probs = masked_log_probs(logits, m[idx])
             loss = -expected_advantage(log_probs, adv[idx], has[idx]) + beta * (
-                kl_from(old[idx], logits, m[idx]) + kl_from(old_anchor[anchor], policy(xa[anchor]), ma[anchor]))
+                kl_from(old[idx], logits, m[idx]) + kl_from(old_anchor[anchor], base(xa[anchor]), ma[anchor]))
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
@@ -202,12 +238,17 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--reveal", type=float, metavar="P", help="the power check: the fine-tuned copy also reads "
+                        "each of the opponent's cards with chance P (module docstring)")  # fmt: skip
     parser.add_argument("--save", help="write the fine-tuned policy to this checkpoint path (to evaluate it)")
     parser.add_argument("--score", metavar="AGENT", help="instead of fine-tuning, score this agent's choices (any "
                         "spec, e.g. a search agent) on every labelled position against the policy's own")  # fmt: skip
     args = parser.parse_args()
     if args.positions < 10 or not 0.0 < args.share <= 1.0 or not 1 <= args.candidates <= 11:
         parser.error("--positions must be at least 10, --share in (0, 1], --candidates in 1..11")
+    if args.reveal is not None and (not 0.0 <= args.reveal <= 1.0 or args.save or args.score):
+        parser.error(f"--reveal {args.reveal}: must lie in [0, 1], and a copy that reads the opponent's cards cannot "
+                     "be saved or scored (--save, --score)")  # fmt: skip
     torch.set_num_threads(args.threads)
     policy, config = load_checkpoint(args.checkpoint)
     agents = SeatAgents(load_agent(f"checkpoint:{args.checkpoint}"), load_agent(args.opponent))
@@ -229,6 +270,9 @@ def main() -> None:
         return
     data = {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
             "anchor_masks": anchor_masks}  # fmt: skip
+    if args.reveal is not None:
+        data["revealed"] = revealed_cards(states, 1, args.reveal, args.seed)  # seat 1 is the opponent
+        policy = WithHand(policy)
     finetune(policy.train(), data, args.beta, args.lr, args.epochs, args.seed)
     if args.save:
         save_checkpoint(args.save, policy.eval(), config)

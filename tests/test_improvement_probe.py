@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent  # noqa: E402
 from hollywood_gin_env.agents.policy import PolicyAgent, load_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.state import KNOCK_BASE  # noqa: E402
+from hollywood_gin_env.state import DISCARD_BASE, KNOCK_BASE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("improvement_probe", ROOT / "scripts" / "improvement_probe.py")
@@ -119,3 +119,60 @@ def test_discard_and_draw_decisions_split_by_the_observed_phase():
         seen += int(discard.sum())
         obs, *_ = env.step(expert.act(o, m))
     assert 0 < seen < 32 * 40
+
+
+def test_revealed_cards_are_the_opponents_hand_or_a_seeded_share_of_it():
+    env = SelfPlayVectorEnv(40)
+    env.reset(seed=3)
+    states = env.engine.state
+    weights = 1 << np.arange(52, dtype=np.int64)
+    whole = probe.revealed_cards(states, 1, 1.0, seed=0)
+    assert np.array_equal((whole.astype(np.int64) * weights).sum(1), states.hands[:, 1])
+    assert not probe.revealed_cards(states, 1, 0.0, seed=0).any()
+    half = probe.revealed_cards(states, 1, 0.5, seed=1)
+    assert np.array_equal(half, probe.revealed_cards(states, 1, 0.5, seed=1))  # drawn from the seed alone
+    assert not np.array_equal(half, probe.revealed_cards(states, 1, 0.5, seed=2))
+    assert (half <= whole).all() and 0.3 < half.sum() / whole.sum() < 0.7
+    with pytest.raises(ValueError, match="share=1.5"):
+        probe.revealed_cards(states, 1, 1.5, seed=0)
+
+
+def test_a_copy_that_sees_the_hand_plays_as_the_policy_until_trained_then_learns_what_only_the_hand_tells(
+        knock_positions):  # fmt: skip
+    """Each position twice: with the opponent's card shown another candidate (that card's discard or knock) is 40
+    points better, with nothing shown the bot's own choice is. A copy that reads the revealed cards learns both; a
+    blind copy trained on the same rows cannot tell the twins apart."""
+    own = PolicyAgent(load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")[0]).act(
+        knock_positions["obs"], knock_positions["masks"])  # fmt: skip
+    has = knock_positions["has"] & (np.arange(knock_positions["has"].shape[1]) != own[:, None])
+    keep = np.flatnonzero(knock_positions["has"][np.arange(own.size), own] & has.any(1))
+    rows, favoured = np.arange(keep.size), has[keep].argmax(1)
+    assert (favoured >= DISCARD_BASE).all()  # at a knock-legal decision every candidate is a card's discard or knock
+    adv = np.zeros((2 * keep.size, knock_positions["adv"].shape[1]), dtype=np.float32)
+    adv[rows, own[keep]], adv[rows, favoured] = -20.0, 20.0  # the card shown
+    adv[keep.size + rows, own[keep]], adv[keep.size + rows, favoured] = 20.0, -20.0  # nothing shown
+    shown = np.zeros((keep.size, 52), dtype=np.float32)
+    shown[rows, (favoured - DISCARD_BASE) % 52] = 1.0
+    data = {"obs": np.concatenate([knock_positions["obs"][keep]] * 2),
+            "masks": np.concatenate([knock_positions["masks"][keep]] * 2), "first": np.concatenate([own[keep]] * 2),
+            "adv": adv, "has": np.concatenate([knock_positions["has"][keep]] * 2),
+            "anchor_obs": knock_positions["anchor_obs"], "anchor_masks": knock_positions["anchor_masks"]}  # fmt: skip
+    policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
+    seeing = probe.WithHand(policy)
+    x, revealed = torch.from_numpy(policy.prepare(data["obs"])), np.concatenate([shown, np.zeros_like(shown)])
+    with torch.no_grad():
+        assert torch.equal(seeing(x, torch.from_numpy(revealed)), policy(x))  # the layer starts at zero
+    quiet = {"beta": 0.0, "lr": 3e-3, "epochs": 80, "seed": 0, "report": lambda line: None}
+    sees = probe.finetune(seeing.train(), {**data, "revealed": revealed}, **quiet)
+    blind = probe.finetune(load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")[0].train(), data, **quiet)
+    assert sees[0]["gain"] == 0.0 and sees[0]["changed"] == 0.0
+    assert sees[-1]["gain"] > 5.0 and sees[-1]["gain"] > blind[-1]["gain"] + 15.0
+
+
+@pytest.mark.parametrize("extra", [["--reveal", "1.5"], ["--reveal", "1", "--save", "x.pt"],
+                                   ["--reveal", "1", "--score", "expert"]])  # fmt: skip
+def test_reveal_is_refused_outside_0_1_or_with_save_or_score(monkeypatch, capsys, extra):
+    monkeypatch.setattr("sys.argv", ["improvement_probe.py", *extra])
+    with pytest.raises(SystemExit):
+        probe.main()
+    assert "--reveal" in capsys.readouterr().err
