@@ -2,10 +2,10 @@
 state, fine-tune a copy on the labels, and score the copy's changed choices on held-out positions.
 
 Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
-[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT | --reveal P]`;
-prints the held-out gain a decision after each epoch (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the
-shipped bot's figures). With `--score AGENT` it fine-tunes nothing and scores that agent's choices (a search agent's,
-say) on every labelled position instead.
+[--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT | --reveal P |
+--wider WxD]`; prints the held-out gain a decision after each epoch, and at the end the gain on the positions trained
+on (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures). With `--score AGENT` it
+fine-tunes nothing and scores that agent's choices (a search agent's, say) on every labelled position instead.
 
 The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
 knock-legal one, or a share of the discards or of the take, pass and draw decisions) each candidate (the policy's
@@ -16,6 +16,12 @@ observation, so these labels carry no belief's bias. A copy of the policy is fin
 the warm start's improvement term plus `beta` times the KL from the policy (on these positions and on a sample of
 all its decisions); on the other 20%, its argmax is scored by the labels: its candidate's score minus that of the
 policy's own choice, in points. A choice outside the candidates scores 0 and is counted.
+
+Two checks of the probe itself (docs/TRAINING-ROUNDS.md, rounds twenty and twenty-one): `--reveal P`, its power,
+gives the copy each of the opponent's cards with chance P, through a per-card layer that starts at zero; `--wider
+WxD`, its capacity, adds to the copy an MLP of D hidden layers of W units over the policy's inputs, whose logits are
+added to the policy's and whose output layer starts at zero. Either way the copy plays as the policy before the
+fine-tune, and it is never saved or scored (a copy that reads the opponent's cards cannot play a real match).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ MATCHES = 256
 ANCHOR_SHARE = 0.04  # the share of all the policy's decisions kept for the KL anchor
 LABEL_CHUNK = 2000  # positions labelled per batch of play-outs
 ADVANTAGE_SCALE = 20.0  # points: the labels' spread, so that beta weighs the KL against a unit-sized term
+MAX_WIDTH, MAX_DEPTH = 4096, 4  # --wider: a 4096x4 MLP is some 60M weights, about as much as a 2-core machine trains
 
 
 class SeatAgents:
@@ -81,6 +88,41 @@ class WithHand(torch.nn.Module):
     def forward(self, observations: torch.Tensor, revealed: torch.Tensor) -> torch.Tensor:
         """Logits (B, 107) given the revealed card bits (B, 52)."""
         return self.policy.head(observations, self.policy.features(observations), self.oracle(revealed))
+
+
+class Wider(torch.nn.Module):
+    """A policy plus a wide MLP over the same input rows (`--wider`), its logits added to the policy's; the MLP's
+    output layer starts at zero, so that before training the copy plays exactly as the policy."""
+
+    def __init__(self, policy: torch.nn.Module, width: int, depth: int) -> None:
+        super().__init__()
+        self.policy = policy
+        layers, size = [], policy.prepare(np.zeros((1, OBS_SIZE), dtype=np.float32)).shape[1]
+        for _ in range(depth):
+            layers += [torch.nn.Linear(size, width), torch.nn.ReLU()]
+            size = width
+        out = torch.nn.Linear(size, NUM_ACTIONS)
+        torch.nn.init.zeros_(out.weight)
+        torch.nn.init.zeros_(out.bias)
+        self.extra = torch.nn.Sequential(*layers, out)
+
+    def prepare(self, observations: np.ndarray) -> np.ndarray:
+        """The policy's input rows."""
+        return self.policy.prepare(observations)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """Logits (B, 107): the policy's plus the MLP's."""
+        return self.policy(observations) + self.extra(observations)
+
+
+def parse_wider(text: str) -> tuple[int, int]:
+    """(width, depth) of a `--wider` value such as "1024x2"."""
+    width, sep, depth = text.lower().partition("x")
+    if not (sep and width.isdecimal() and depth.isdecimal()):
+        raise ValueError(f"--wider {text!r}: use WIDTHxDEPTH, e.g. 1024x2")
+    if not 1 <= int(width) <= MAX_WIDTH or not 1 <= int(depth) <= MAX_DEPTH:
+        raise ValueError(f"--wider {text!r}: the width must lie in 1..{MAX_WIDTH}, the depth in 1..{MAX_DEPTH}")
+    return int(width), int(depth)
 
 
 def revealed_cards(states: EngineState, seat: int, share: float, seed: int) -> np.ndarray:
@@ -194,10 +236,10 @@ def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, 
     with torch.no_grad():
         old, old_anchor = masked_log_probs(logits_of(x), m), masked_log_probs(base(xa), ma)
 
-    def score() -> dict[str, float]:
+    def score(rows: np.ndarray = held) -> dict[str, float]:
         with torch.no_grad():
-            logits = logits_of(x[held], held)
-        return held_out_gain(logits, m[held], data["first"][held], data["adv"][held], data["has"][held])
+            logits = logits_of(x[rows], rows)
+        return held_out_gain(logits, m[rows], data["first"][rows], data["adv"][rows], data["has"][rows])
 
     scores = [score()]
     report(f"before: {describe(scores[0])}")
@@ -221,6 +263,8 @@ def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, 
             optimizer.step()
         scores.append(score())
         report(f"epoch {epoch + 1}: {describe(scores[-1])}")
+    # the same score where the copy was trained: a large gain here and none held out is fitting the labels' noise
+    report(f"on the positions trained on: {describe(score(train), 'gain')}")
     return scores
 
 
@@ -240,6 +284,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--reveal", type=float, metavar="P", help="the power check: the fine-tuned copy also reads "
                         "each of the opponent's cards with chance P (module docstring)")  # fmt: skip
+    parser.add_argument("--wider", metavar="WxD", help="the capacity check: the fine-tuned copy adds an MLP of D "
+                        "hidden layers of W units over the policy's inputs, zero at the start (module docstring)")
     parser.add_argument("--save", help="write the fine-tuned policy to this checkpoint path (to evaluate it)")
     parser.add_argument("--score", metavar="AGENT", help="instead of fine-tuning, score this agent's choices (any "
                         "spec, e.g. a search agent) on every labelled position against the policy's own")  # fmt: skip
@@ -249,6 +295,14 @@ def main() -> None:
     if args.reveal is not None and (not 0.0 <= args.reveal <= 1.0 or args.save or args.score):
         parser.error(f"--reveal {args.reveal}: must lie in [0, 1], and a copy that reads the opponent's cards cannot "
                      "be saved or scored (--save, --score)")  # fmt: skip
+    if args.wider is not None:
+        if args.reveal is not None or args.save or args.score:
+            parser.error(f"--wider {args.wider}: a copy with an extra MLP cannot also read the opponent's cards, be "
+                         "saved or be scored (--reveal, --save, --score)")  # fmt: skip
+        try:
+            wider = parse_wider(args.wider)
+        except ValueError as error:
+            parser.error(str(error))
     torch.set_num_threads(args.threads)
     policy, config = load_checkpoint(args.checkpoint)
     agents = SeatAgents(load_agent(f"checkpoint:{args.checkpoint}"), load_agent(args.opponent))
@@ -273,6 +327,9 @@ def main() -> None:
     if args.reveal is not None:
         data["revealed"] = revealed_cards(states, 1, args.reveal, args.seed)  # seat 1 is the opponent
         policy = WithHand(policy)
+    if args.wider is not None:
+        torch.manual_seed(args.seed)  # the MLP's hidden layers start from torch's default initialisation
+        policy = Wider(policy, *wider)
     finetune(policy.train(), data, args.beta, args.lr, args.epochs, args.seed)
     if args.save:
         save_checkpoint(args.save, policy.eval(), config)

@@ -176,3 +176,48 @@ def test_reveal_is_refused_outside_0_1_or_with_save_or_score(monkeypatch, capsys
     with pytest.raises(SystemExit):
         probe.main()
     assert "--reveal" in capsys.readouterr().err
+
+
+def test_a_wider_copy_plays_as_the_policy_until_trained_then_learns_the_better_label(knock_positions):
+    """The capacity check's copy: the policy plus an MLP whose output starts at zero, so the same logits; trained on
+    labels that put another candidate 40 points above the bot's own choice, it plays that candidate, its MLP has
+    moved, and the last line scores the positions it was trained on."""
+    policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
+    wider = probe.Wider(load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")[0], 64, 2)
+    data = dict(knock_positions)
+    own = PolicyAgent(policy).act(data["obs"], data["masks"])
+    has = data["has"] & (np.arange(data["has"].shape[1]) != own[:, None])
+    keep = np.flatnonzero(data["has"][np.arange(own.size), own] & has.any(1))
+    data = {key: value[keep] if key not in ("anchor_obs", "anchor_masks", "hands") else value
+            for key, value in data.items()}  # fmt: skip
+    rows, own, favoured = np.arange(keep.size), own[keep], has[keep].argmax(1)
+    data["first"], data["adv"] = own, np.zeros_like(data["adv"])
+    data["adv"][rows, own], data["adv"][rows, favoured] = -20.0, 20.0
+    x = torch.from_numpy(wider.prepare(data["obs"]))
+    with torch.no_grad():
+        assert torch.equal(wider(x), policy(x))
+    lines = []
+    scores = probe.finetune(wider.train(), data, beta=0.0, lr=3e-3, epochs=15, seed=0, report=lines.append)
+    assert scores[0]["gain"] == 0.0 and scores[-1]["gain"] > 20.0
+    assert wider.extra[-1].weight.abs().sum() > 0
+    assert lines[-1].startswith("on the positions trained on: gain +") and float(lines[-1].split()[6]) > 20.0
+
+
+@pytest.mark.parametrize("text, expected", [("1024x2", (1024, 2)), ("64X1", (64, 1)), ("4096x4", (4096, 4))])
+def test_wider_values_are_width_by_depth(text, expected):
+    assert probe.parse_wider(text) == expected
+
+
+@pytest.mark.parametrize("text", ["1024", "x2", "0x2", "4097x1", "64x5", "64x0", "-1x2", "1e3x2", "64x2x1", ""])
+def test_wider_values_outside_the_limits_are_named(text):
+    with pytest.raises(ValueError, match=f"--wider {text!r}"):
+        probe.parse_wider(text)
+
+
+@pytest.mark.parametrize("extra", [["--wider", "64x9"], ["--wider", "64x2", "--reveal", "1"],
+                                   ["--wider", "64x2", "--save", "x.pt"], ["--wider", "64x2", "--score", "expert"]])
+def test_wider_is_refused_outside_its_limits_or_with_reveal_save_or_score(monkeypatch, capsys, extra):
+    monkeypatch.setattr("sys.argv", ["improvement_probe.py", *extra])
+    with pytest.raises(SystemExit):
+        probe.main()
+    assert "--wider" in capsys.readouterr().err
