@@ -86,19 +86,25 @@ def test_score_rates_another_agents_choices_against_the_policys_own(monkeypatch,
     assert lines[1].startswith("expert: gain over the policy") and ", 0.0% of choices changed" not in lines[1]
 
 
-def test_the_fine_tune_moves_the_policy_towards_the_better_label(knock_positions):
-    """Labels that put another candidate 40 points above the bot's own choice: the fine-tune learns to play it."""
-    policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
-    data = dict(knock_positions)
-    own = PolicyAgent(policy).act(data["obs"], data["masks"])
-    has = data["has"] & (np.arange(data["has"].shape[1]) != own[:, None])
-    keep = np.flatnonzero(data["has"][np.arange(own.size), own] & has.any(1))
-    assert keep.size >= 40
+def _another_candidate_favoured(positions: dict, policy) -> dict:
+    """The positions where the policy's own choice and another candidate are labelled, relabelled so that the other
+    candidate scores 40 points above the policy's choice."""
+    own = PolicyAgent(policy).act(positions["obs"], positions["masks"])
+    has = positions["has"] & (np.arange(positions["has"].shape[1]) != own[:, None])
+    keep = np.flatnonzero(positions["has"][np.arange(own.size), own] & has.any(1))
     data = {key: value[keep] if key not in ("anchor_obs", "anchor_masks", "hands") else value
-            for key, value in data.items()}  # fmt: skip
+            for key, value in positions.items()}  # fmt: skip
     rows, own, favoured = np.arange(keep.size), own[keep], has[keep].argmax(1)
     data["first"], data["adv"] = own, np.zeros_like(data["adv"])
     data["adv"][rows, own], data["adv"][rows, favoured] = -20.0, 20.0
+    return data
+
+
+def test_the_fine_tune_moves_the_policy_towards_the_better_label(knock_positions):
+    """Labels that put another candidate 40 points above the bot's own choice: the fine-tune learns to play it."""
+    policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
+    data = _another_candidate_favoured(knock_positions, policy)
+    assert len(data["first"]) >= 40
     scores = probe.finetune(policy.train(), data, beta=0.0, lr=3e-3, epochs=15, seed=0, report=lambda line: None)
     assert scores[0]["gain"] == 0.0 and scores[0]["changed"] == 0.0  # before: the bot's own choices
     assert scores[-1]["gain"] > 20.0 and scores[-1]["changed"] > 0.5
@@ -184,15 +190,7 @@ def test_a_wider_copy_plays_as_the_policy_until_trained_then_learns_the_better_l
     moved, and the last line scores the positions it was trained on."""
     policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
     wider = probe.Wider(load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")[0], 64, 2)
-    data = dict(knock_positions)
-    own = PolicyAgent(policy).act(data["obs"], data["masks"])
-    has = data["has"] & (np.arange(data["has"].shape[1]) != own[:, None])
-    keep = np.flatnonzero(data["has"][np.arange(own.size), own] & has.any(1))
-    data = {key: value[keep] if key not in ("anchor_obs", "anchor_masks", "hands") else value
-            for key, value in data.items()}  # fmt: skip
-    rows, own, favoured = np.arange(keep.size), own[keep], has[keep].argmax(1)
-    data["first"], data["adv"] = own, np.zeros_like(data["adv"])
-    data["adv"][rows, own], data["adv"][rows, favoured] = -20.0, 20.0
+    data = _another_candidate_favoured(knock_positions, policy)
     x = torch.from_numpy(wider.prepare(data["obs"]))
     with torch.no_grad():
         assert torch.equal(wider(x), policy(x))
