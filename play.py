@@ -32,8 +32,11 @@ def default_opponent() -> str:
         print(f"play.py: {CHECKPOINT} is not there: you play the expert heuristic", file=sys.stderr)
         return "expert"
     if importlib.util.find_spec("torch") is None:
-        print('play.py: torch is not installed, so the shipped bot cannot play: you play the expert heuristic '
-              '(python -m pip install torch==2.13.0 -e ".[torch]" for the bot)', file=sys.stderr)  # fmt: skip
+        print(
+            "play.py: torch is not installed, so the shipped bot cannot play: you play the expert heuristic "
+            '(python -m pip install torch==2.13.0 -e ".[torch]" for the bot)',
+            file=sys.stderr,
+        )
         return "expert"
     return f"checkpoint:{CHECKPOINT}"
 
@@ -165,8 +168,11 @@ def replay(path: str, console: Console) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
-    parser.add_argument("--opponent", help="checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
-                        "the shipped checkpoints/hollywood-ppo.pt if present, else expert)")  # fmt: skip
+    parser.add_argument(
+        "--opponent",
+        help="checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
+        "the shipped checkpoints/hollywood-ppo.pt if present, else expert)",
+    )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
     parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")
@@ -212,12 +218,18 @@ def serve_web(args: argparse.Namespace, session: Session, console: Console) -> i
         from hollywood_gin_env.web.matches import Matches, session_maker
         from hollywood_gin_env.web.server import serve
     except ImportError as error:
-        console.print(f"play.py: error: --web needs the [web] extra ({error}): "
-                      'python -m pip install -e ".[web]"', style="red")  # fmt: skip
+        console.print(
+            f'play.py: error: --web needs the [web] extra ({error}): python -m pip install -e ".[web]"', style="red"
+        )
         return 2
     try:
-        return serve(Matches(session_maker(session, args.seat)), args.host or "127.0.0.1", args.port or 0,
-                     not args.no_browser, say=console.print)  # fmt: skip
+        return serve(
+            Matches(session_maker(session, args.seat)),
+            args.host or "127.0.0.1",
+            args.port or 0,
+            not args.no_browser,
+            say=console.print,
+        )
     except OSError as error:
         console.print(f"play.py: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
         return 2

@@ -41,19 +41,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, help=f"TOML config (default: {DEFAULT_CONFIG})")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a config field, e.g. --set train.lr=1e-4 (repeatable)")  # fmt: skip
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument("--resume", default=None, metavar="RUN_DIR|PATH", help="continue a run from its last.pt")
-    parser.add_argument("--stop-after", type=int, default=None, metavar="UPDATES",
-                        help="save last.pt and stop after this many more updates (as Ctrl-C does)")  # fmt: skip
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        metavar="UPDATES",
+        help="save last.pt and stop after this many more updates (as Ctrl-C does)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="start a new run in a directory that holds one, removing its files and logs")  # fmt: skip
-    parser.add_argument("--ray-address", default=None, metavar="ADDRESS",
-                        help="train.workers > 1: join this Ray cluster (default: start Ray here)")  # fmt: skip
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start a new run in a directory that holds one, removing its files and logs",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="train.workers > 1: join this Ray cluster (default: start Ray here)",
+    )
     return parser.parse_args(argv)
 
 
@@ -62,8 +79,13 @@ def git_commit() -> str:
     try:
         here = Path(__file__).parent
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return head.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -91,12 +113,19 @@ def say(message: str) -> None:
 def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
     """The run directory, and the checked config of a new run (None when resuming: the config is in last.pt)."""
     if args.resume:
-        flags = {"--config": args.config, "--set": args.set, "--seed": args.seed, "--run-dir": args.run_dir,
-                 "--overwrite": args.overwrite}  # fmt: skip
+        flags = {
+            "--config": args.config,
+            "--set": args.set,
+            "--seed": args.seed,
+            "--run-dir": args.run_dir,
+            "--overwrite": args.overwrite,
+        }
         given = [flag for flag, value in flags.items() if value]
         if given:
-            raise ValueError(f"--resume continues a run with its saved config and directory; drop {', '.join(given)}"
-                             " (to change a setting, start a new run)")  # fmt: skip
+            raise ValueError(
+                f"--resume continues a run with its saved config and directory; drop {', '.join(given)}"
+                " (to change a setting, start a new run)"
+            )
         return Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or "."), None
     config_path = args.config or DEFAULT_CONFIG
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
@@ -127,8 +156,10 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
         for key, value in stats.items():
             writer.add_scalar(f"warmstart/{key}", value, epoch + 1)
         gain = f", rollout gain {stats['rollout_gain']:+.3f} points" if "rollout_gain" in stats else ""
-        say(f"warm start epoch {epoch + 1}/{epochs}: policy loss {stats['policy_loss']:.3f}, value loss "
-            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}{gain}")  # fmt: skip
+        say(
+            f"warm start epoch {epoch + 1}/{epochs}: policy loss {stats['policy_loss']:.3f}, value loss "
+            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}{gain}"
+        )
 
     return log
 
@@ -199,10 +230,15 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         progress.update = update
         progress.wall_seconds = session_wall + time.perf_counter() - session_start
         sps = len(batch) / (t2 - t0)
-        times = {"rollout_s": t1 - t0, "forward_s": run.arena.forward_s, "update_s": t2 - t1,
-                 "wall_s": progress.wall_seconds}  # fmt: skip
-        log_scalars(writer, progress.global_step, update, lr, ent_coef, sps, times, losses, run.arena.hand_summary(),
-                    run.pool)  # fmt: skip
+        times = {
+            "rollout_s": t1 - t0,
+            "forward_s": run.arena.forward_s,
+            "update_s": t2 - t1,
+            "wall_s": progress.wall_seconds,
+        }
+        log_scalars(
+            writer, progress.global_step, update, lr, ent_coef, sps, times, losses, run.arena.hand_summary(), run.pool
+        )
         run.snapshot(update)
         out_of_time = 0 < config.train.max_minutes * 60 <= progress.wall_seconds
         final = update == updates or out_of_time

@@ -32,9 +32,18 @@ MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood 
 class Arena:
     """The training matches and who sits where; `collect` fills a rollout."""
 
-    def __init__(self, num_envs: int, rules: Rules, reward: str, match_bonus: float, pool: OpponentPool | None,
-                 episode: str = "match", device: torch.device | str = "cpu", stock_cards: int = 1,
-                 playout: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules,
+        reward: str,
+        match_bonus: float,
+        pool: OpponentPool | None,
+        episode: str = "match",
+        device: torch.device | str = "cpu",
+        stock_cards: int = 1,
+        playout: bool = False,
+    ) -> None:
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
         self.device = torch.device(device)
         self.num_envs = num_envs
@@ -72,9 +81,15 @@ class Arena:
             self.opponent[rows] = self.pool.draw(count, rng) if self.pool is not None else SELF
             self.learner_seat[rows] = rng.integers(0, 2, size=count)
 
-    def collect(self, storage: RolloutStorage, model: ActorCritic | None, generator: torch.Generator | None,
-                rng: np.random.Generator, actor: AgentProtocol | None = None,
-                before_step: Callable[[int, np.ndarray], None] | None = None) -> None:  # fmt: skip
+    def collect(
+        self,
+        storage: RolloutStorage,
+        model: ActorCritic | None,
+        generator: torch.Generator | None,
+        rng: np.random.Generator,
+        actor: AgentProtocol | None = None,
+        before_step: Callable[[int, np.ndarray], None] | None = None,
+    ) -> None:
         """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage.
         before_step(t, actions), if given, sees each step's actions while the engine still holds the state they act
         on."""
@@ -151,8 +166,9 @@ class Arena:
         """The table view (agents/tableview.py) of seats[i] in each match."""
         return table_view(self.env.engine.state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards)
 
-    def _sample(self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray,
-                generator: torch.Generator):  # fmt: skip
+    def _sample(
+        self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray, generator: torch.Generator
+    ):
         """(actions, log-probabilities, values) of the learner on a batch of input rows, sampled on the device."""
         with torch.no_grad():
             logits, values = model(torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device))
@@ -163,10 +179,14 @@ class Arena:
         """Everything needed to continue these matches exactly (the env's state, the seats), as tensors."""
         env_state = self.env.state_dict()
         engine = {name: _to_tensor(array) for name, array in env_state["engine"].items()}
-        return {"engine": engine, "decision_step": torch.from_numpy(env_state["decision_step"]),
-                "step": env_state["step"], "opponent": torch.from_numpy(self.opponent.copy()),
-                "learner_seat": torch.from_numpy(self.learner_seat.copy()),
-                "deal": torch.from_numpy(self.deal.copy())}  # fmt: skip
+        return {
+            "engine": engine,
+            "decision_step": torch.from_numpy(env_state["decision_step"]),
+            "step": env_state["step"],
+            "opponent": torch.from_numpy(self.opponent.copy()),
+            "learner_seat": torch.from_numpy(self.learner_seat.copy()),
+            "deal": torch.from_numpy(self.deal.copy()),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what `state_dict` saved; the observations to act on are encoded again from the engine."""
@@ -179,8 +199,9 @@ class Arena:
         learner_seat = _seat_array("arena.learner_seat", state["learner_seat"], self.num_envs, 0, 1)
         deal = _deal_array(state.get("deal"), self.num_envs)
         engine = {name: _from_tensor(tensor, dtypes[name]) for name, tensor in saved.items()}
-        self.env.load_state_dict({"engine": engine, "decision_step": state["decision_step"].numpy(),
-                                  "step": state["step"]})  # fmt: skip
+        self.env.load_state_dict(
+            {"engine": engine, "decision_step": state["decision_step"].numpy(), "step": state["step"]}
+        )
         self.players = self.env.current_player
         self.obs = self.env.observe(self.players)
         self.opponent, self.learner_seat, self.deal = opponent, learner_seat, deal

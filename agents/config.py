@@ -18,8 +18,13 @@ from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.rules import Rules
 
 
-def _allowed(low: float | None = None, high: float | None = None, choices: tuple = (), nonempty: bool = False,
-             max_len: int | None = None):  # fmt: skip
+def _allowed(
+    low: float | None = None,
+    high: float | None = None,
+    choices: tuple = (),
+    nonempty: bool = False,
+    max_len: int | None = None,
+):
     """Field metadata: the range or choices a value must respect (a list's elements, each), a list's length."""
     return {"low": low, "high": high, "choices": choices, "nonempty": nonempty, "max_len": max_len}
 
@@ -80,8 +85,9 @@ class ModelConfig:
     arch: str = field(default="cards", metadata=_allowed(choices=("mlp", "cards")))
     """"mlp": fully connected; "cards": the same torso plus per-card discard/knock/take logits (weights shared by
     suits and ranks)"""
-    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256],
-                                    metadata=_allowed(1, 8192, nonempty=True, max_len=8))  # fmt: skip
+    hidden_sizes: list[int] = field(
+        default_factory=lambda: [256, 256], metadata=_allowed(1, 8192, nonempty=True, max_len=8)
+    )
     """widths of the torso's hidden layers (at most 8 layers, and at most 50M parameters in all: what a checkpoint
     may declare, hollywood_gin_env/agents/policy.py)"""
     activation: str = field(default="relu", metadata=_allowed(choices=("relu", "tanh")))
@@ -207,8 +213,10 @@ class EvalConfig:
     """updates between evaluations (0 = only at the end); last.pt is written at each"""
     matches: int = field(default=400, metadata=_allowed(2, 100_000))
     """matches per opponent (even: duplicate pairs; at most 100,000)"""
-    opponents: list[str] = field(default_factory=lambda: ["expert", "greedy"],
-                                 metadata=_allowed(choices=("expert", "greedy", "random"), nonempty=True))  # fmt: skip
+    opponents: list[str] = field(
+        default_factory=lambda: ["expert", "greedy"],
+        metadata=_allowed(choices=("expert", "greedy", "random"), nonempty=True),
+    )
     """heuristics evaluated against; best.pt is kept by the lower 95% bound against the first"""
     seed: int = field(default=1_000_003, metadata=_allowed(0, 2**64 - 1))
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
@@ -223,14 +231,22 @@ class CheckpointConfig:
 
 
 SECTIONS: dict[str, type] = {
-    "train": TrainConfig, "env": EnvConfig, "model": ModelConfig, "ppo": PPOConfig, "warmstart": WarmStartConfig,
-    "selfplay": SelfPlayConfig, "eval": EvalConfig, "checkpoint": CheckpointConfig,
-}  # fmt: skip
+    "train": TrainConfig,
+    "env": EnvConfig,
+    "model": ModelConfig,
+    "ppo": PPOConfig,
+    "warmstart": WarmStartConfig,
+    "selfplay": SelfPlayConfig,
+    "eval": EvalConfig,
+    "checkpoint": CheckpointConfig,
+}
 #: "section.key" -> the largest value allowed, of every integer field with an upper bound.
 LIMITS: dict[str, int] = {
-    f"{name}.{f.name}": f.metadata["high"] for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)
+    f"{name}.{f.name}": f.metadata["high"]
+    for name, cls in SECTIONS.items()
+    for f in dataclasses.fields(cls)
     if get_type_hints(cls)[f.name] is int and f.metadata.get("high") is not None
-}  # fmt: skip
+}
 
 
 @dataclass
@@ -258,9 +274,15 @@ class Config:
     def policy_config(self) -> dict[str, Any]:
         """The checkpoint config of the policy network this run trains."""
         m = self.model
-        return {"arch": m.arch, "hidden_sizes": list(m.hidden_sizes), "activation": m.activation,
-                "card_channels": m.card_channels, "take_features": m.take_features,
-                "lookahead_features": m.lookahead_features, "deterministic": True}  # fmt: skip
+        return {
+            "arch": m.arch,
+            "hidden_sizes": list(m.hidden_sizes),
+            "activation": m.activation,
+            "card_channels": m.card_channels,
+            "take_features": m.take_features,
+            "lookahead_features": m.lookahead_features,
+            "deterministic": True,
+        }
 
 
 def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:
@@ -302,8 +324,9 @@ def _section(name: str, cls: type, data: Any) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ValueError(f"unknown key {name}.{unknown[0]} (value {data[unknown[0]]!r}); "
-                         f"[{name}] allows: {', '.join(fields)}")  # fmt: skip
+        raise ValueError(
+            f"unknown key {name}.{unknown[0]} (value {data[unknown[0]]!r}); [{name}] allows: {', '.join(fields)}"
+        )
     values = {k: _check_value(f"{name}.{k}", v, hints[k], dict(fields[k].metadata)) for k, v in data.items()}
     return cls(**values)
 
@@ -330,27 +353,37 @@ def _check_across(config: Config) -> None:
         raise ValueError("selfplay: the opponent weights (self, snapshot, expert, greedy) must not all be 0")
     weights = config.warmstart.teacher_weights
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
-        raise ValueError(f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
-                         f"in order) with teacher = \"expert\", or none")  # fmt: skip
+        raise ValueError(
+            f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
+            f'in order) with teacher = "expert", or none'
+        )
     if config.train.workers > config.env.num_envs:
-        raise ValueError(f"train.workers={config.train.workers} is more than env.num_envs={config.env.num_envs}: "
-                         "each rollout worker needs at least one match")  # fmt: skip
+        raise ValueError(
+            f"train.workers={config.train.workers} is more than env.num_envs={config.env.num_envs}: "
+            "each rollout worker needs at least one match"
+        )
     model = config.model
     if model.critic != "table" and (model.critic_stock_cards != 1 or model.critic_playout):
-        raise ValueError(f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
-                         f"{str(model.critic_playout).lower()} shape a \"table\" critic: set model.critic=\"table\" "
-                         f"(model.critic={model.critic!r})")  # fmt: skip
+        raise ValueError(
+            f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
+            f'{str(model.critic_playout).lower()} shape a "table" critic: set model.critic="table" '
+            f"(model.critic={model.critic!r})"
+        )
     if (model.critic != "table" or model.arch != "cards") and model.oracle_updates + model.oracle_fade > 0:
-        raise ValueError(f"model.oracle_updates={model.oracle_updates} and model.oracle_fade={model.oracle_fade}: "
-                         f"the oracle reads the table view into the card head; set model.critic=\"table\" and "
-                         f"model.arch=\"cards\" (model.critic={model.critic!r}, "
-                         f"model.arch={model.arch!r})")  # fmt: skip
+        raise ValueError(
+            f"model.oracle_updates={model.oracle_updates} and model.oracle_fade={model.oracle_fade}: "
+            f'the oracle reads the table view into the card head; set model.critic="table" and '
+            f'model.arch="cards" (model.critic={model.critic!r}, '
+            f"model.arch={model.arch!r})"
+        )
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")
     decisions = config.env.num_envs * config.ppo.rollout_steps
     if decisions > MAX_ROLLOUT_DECISIONS:
-        raise ValueError(f"env.num_envs * ppo.rollout_steps = {decisions:,} decisions per rollout: allowed at most "
-                         f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)")  # fmt: skip
+        raise ValueError(
+            f"env.num_envs * ppo.rollout_steps = {decisions:,} decisions per rollout: allowed at most "
+            f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)"
+        )
     from hollywood_gin_env.agents.policy import check_policy_config  # imports torch, as training does anyway
 
     check_policy_config(config.policy_config(), where="[model]")  # the bounds a checkpoint must meet

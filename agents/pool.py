@@ -75,8 +75,9 @@ class OpponentPool:
         if not self.snapshots:
             ids[snapshot_rows] = SELF
         elif snapshot_rows.any():
-            ids[snapshot_rows] = FIRST_SNAPSHOT + rng.choice(len(self.snapshots), size=int(snapshot_rows.sum()),
-                                                             p=self.snapshot_weights())  # fmt: skip
+            ids[snapshot_rows] = FIRST_SNAPSHOT + rng.choice(
+                len(self.snapshots), size=int(snapshot_rows.sum()), p=self.snapshot_weights()
+            )
         return ids.astype(np.int64)
 
     def snapshot_weights(self) -> np.ndarray:
@@ -110,9 +111,13 @@ class OpponentPool:
 
     def state_dict(self) -> dict[str, Any]:
         """Plain data and tensors (for the training checkpoint)."""
-        return {"snapshots": [s.state_dict() for s in self.snapshots], "updates": list(self.updates),
-                "wins": torch.from_numpy(self.wins.copy()), "played": torch.from_numpy(self.played.copy()),
-                "next_slot": self.next_slot}  # fmt: skip
+        return {
+            "snapshots": [s.state_dict() for s in self.snapshots],
+            "updates": list(self.updates),
+            "wins": torch.from_numpy(self.wins.copy()),
+            "played": torch.from_numpy(self.played.copy()),
+            "next_slot": self.next_slot,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what `state_dict` saved."""

@@ -58,8 +58,14 @@ class ActorCritic(nn.Module):
     a CardOracle's output times the buffer `oracle_alpha` is added to the card head's hidden units (oracle guiding).
     `policy` alone, which checkpoints, snapshots and evaluations use, never reads it."""
 
-    def __init__(self, policy_config: dict[str, Any], critic: str = "player", belief: bool = False,
-                 stock_cards: int = 1, oracle: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        policy_config: dict[str, Any],
+        critic: str = "player",
+        belief: bool = False,
+        stock_cards: int = 1,
+        oracle: bool = False,
+    ) -> None:
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
@@ -70,8 +76,12 @@ class ActorCritic(nn.Module):
         if critic == "table":
             # Two hidden layers: with many stock cards in view the head plays the hand forward, not just adds terms.
             self.value_head = nn.Sequential(
-                nn.Linear(size + table_view_size(stock_cards), TABLE_CRITIC_WIDTH), nn.ReLU(),
-                nn.Linear(TABLE_CRITIC_WIDTH, TABLE_CRITIC_WIDTH), nn.ReLU(), nn.Linear(TABLE_CRITIC_WIDTH, 1))
+                nn.Linear(size + table_view_size(stock_cards), TABLE_CRITIC_WIDTH),
+                nn.ReLU(),
+                nn.Linear(TABLE_CRITIC_WIDTH, TABLE_CRITIC_WIDTH),
+                nn.ReLU(),
+                nn.Linear(TABLE_CRITIC_WIDTH, 1),
+            )
         else:
             self.value_head = nn.Linear(size, 1)
         # An auxiliary head: the torso learns to predict the opponent's hand (its 52 card bits) from what it sees.
@@ -79,8 +89,10 @@ class ActorCritic(nn.Module):
         self.oracle = None
         if oracle:
             if critic != "table" or self.policy_config["arch"] != "cards":
-                raise ValueError(f'an oracle-guided actor reads the table view into a card head: critic="table" and '
-                                 f'arch="cards" (critic={critic!r}, arch={self.policy_config["arch"]!r})')  # fmt: skip
+                raise ValueError(
+                    f'an oracle-guided actor reads the table view into a card head: critic="table" and '
+                    f'arch="cards" (critic={critic!r}, arch={self.policy_config["arch"]!r})'
+                )
             self.oracle = CardOracle(self.policy_config["card_channels"])
             # a buffer, so that the run's last.pt and its rollout workers' weights carry it
             self.register_buffer("oracle_alpha", torch.zeros(()))
@@ -89,8 +101,13 @@ class ActorCritic(nn.Module):
     def for_config(cls, config: Config) -> ActorCritic:
         """The actor-critic a run of this checked config trains."""
         m = config.model
-        return cls(config.policy_config(), m.critic, config.ppo.belief_coef > 0, m.critic_stock_cards,
-                   oracle=m.oracle_updates + m.oracle_fade > 0)  # fmt: skip
+        return cls(
+            config.policy_config(),
+            m.critic,
+            config.ppo.belief_coef > 0,
+            m.critic_stock_cards,
+            oracle=m.oracle_updates + m.oracle_fade > 0,
+        )
 
     def param_groups(self) -> list[tuple[list[nn.Parameter], float]]:
         """The optimizer's parameter groups, each with the multiple of the run's learning rate it learns at."""
@@ -158,13 +175,26 @@ class Batch:
         def rows(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array[valid])).to(device)
 
-        return cls(obs=rows(storage.obs), table=rows(storage.table), masks=rows(storage.masks),
-                   actions=rows(storage.actions), logprobs=rows(storage.logprobs), values=rows(storage.values),
-                   advantages=rows(advantages), returns=rows(advantages + storage.values))  # fmt: skip
+        return cls(
+            obs=rows(storage.obs),
+            table=rows(storage.table),
+            masks=rows(storage.masks),
+            actions=rows(storage.actions),
+            logprobs=rows(storage.logprobs),
+            values=rows(storage.values),
+            advantages=rows(advantages),
+            returns=rows(advantages + storage.values),
+        )
 
 
-def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, config: PPOConfig,
-               ent_coef: float, generator: torch.Generator) -> dict[str, float]:  # fmt: skip
+def ppo_update(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    config: PPOConfig,
+    ent_coef: float,
+    generator: torch.Generator,
+) -> dict[str, float]:
     """Epochs of minibatch PPO on one rollout; stops early once approx KL passes target_kl. Returns the losses."""
     size, stats = len(batch), {}
     clipfracs, stop = [], False
@@ -187,8 +217,14 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batc
     return stats
 
 
-def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch: Batch, idx: torch.Tensor,
-                    config: PPOConfig, ent_coef: float) -> dict[str, float]:  # fmt: skip
+def _minibatch_step(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    idx: torch.Tensor,
+    config: PPOConfig,
+    ent_coef: float,
+) -> dict[str, float]:
     """One gradient step on the rows idx."""
     loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
     optimizer.zero_grad()
@@ -198,8 +234,9 @@ def _minibatch_step(model: ActorCritic, optimizer: torch.optim.Optimizer, batch:
     return dict(zip(stats, torch.stack(list(stats.values())).tolist(), strict=True))  # one host sync
 
 
-def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig,
-             ent_coef: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:  # fmt: skip
+def ppo_loss(
+    model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig, ent_coef: float
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
     logits, new_values, belief_loss = model.outputs(batch.obs[idx], batch.table[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
@@ -221,6 +258,12 @@ def ppo_loss(model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOCon
     else:
         value_loss = 0.5 * ((new_values - returns) ** 2).mean()
     loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss + config.belief_coef * belief_loss
-    stats = {"policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(), "entropy": entropy.detach(),
-             "approx_kl": approx_kl, "clipfrac": clipfrac, "belief_loss": belief_loss.detach()}  # fmt: skip
+    stats = {
+        "policy_loss": policy_loss.detach(),
+        "value_loss": value_loss.detach(),
+        "entropy": entropy.detach(),
+        "approx_kl": approx_kl,
+        "clipfrac": clipfrac,
+        "belief_loss": belief_loss.detach(),
+    }
     return loss, stats

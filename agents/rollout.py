@@ -43,15 +43,21 @@ class RolloutStorage:
 
     def credit(self, decision_step: np.ndarray, rewards: np.ndarray, terminations: np.ndarray) -> None:
         """Add a step's rewards[i, p] to p's latest decision row; mark it terminal where the episode ended."""
-        credit_rows(self.rewards, self.dones, self.valid, self.players, self.first_step,
-                    np.ascontiguousarray(decision_step, dtype=np.int64), np.asarray(rewards, dtype=np.float32),
-                    np.asarray(terminations, dtype=np.bool_))  # fmt: skip
+        credit_rows(
+            self.rewards,
+            self.dones,
+            self.valid,
+            self.players,
+            self.first_step,
+            np.ascontiguousarray(decision_step, dtype=np.int64),
+            np.asarray(rewards, dtype=np.float32),
+            np.asarray(terminations, dtype=np.bool_),
+        )
 
     def advantages(self, gamma: float, lam: float) -> np.ndarray:
         """GAE of every valid row (0 elsewhere); returns are advantages + values."""
         out = np.zeros_like(self.values)
-        per_player_gae(self.rewards, self.values, self.valid, self.players, self.dones, self.bootstrap,
-                       gamma, lam, out)  # fmt: skip
+        per_player_gae(self.rewards, self.values, self.valid, self.players, self.dones, self.bootstrap, gamma, lam, out)
         return out
 
 

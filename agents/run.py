@@ -58,11 +58,18 @@ def resolve_device(name: str) -> torch.device:
 class TrainingRun:
     """Everything one training run is made of (module docstring). Make one with `create` or `resume`."""
 
-    def __init__(self, config: Config, device: torch.device | str = "cpu", commit: str = "unknown",
-                 ray_address: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        config: Config,
+        device: torch.device | str = "cpu",
+        commit: str = "unknown",
+        ray_address: str | None = None,
+    ) -> None:
         if ray_address and config.train.workers == 1:
-            raise ValueError(f"--ray-address {ray_address}: train.workers is 1 (every match in this process); "
-                             "set train.workers=K > 1 to train with Ray workers")  # fmt: skip
+            raise ValueError(
+                f"--ray-address {ray_address}: train.workers is 1 (every match in this process); "
+                "set train.workers=K > 1 to train with Ray workers"
+            )
         self.config = config
         self.device = torch.device(device)
         self.commit = commit
@@ -88,9 +95,17 @@ class TrainingRun:
             self.arena = RemoteArena(config, self.pool, ray_address)
         else:
             stock_cards = config.model.critic_stock_cards
-            self.arena = Arena(env.num_envs, self.rules, env.reward, env.match_bonus, self.pool, env.episode,
-                               device=self.device, stock_cards=stock_cards,
-                               playout=config.model.critic_playout)  # fmt: skip
+            self.arena = Arena(
+                env.num_envs,
+                self.rules,
+                env.reward,
+                env.match_bonus,
+                self.pool,
+                env.episode,
+                device=self.device,
+                stock_cards=stock_cards,
+                playout=config.model.critic_playout,
+            )
             self.storage = RolloutStorage(
                 config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS, stock_cards
             )
@@ -98,14 +113,20 @@ class TrainingRun:
         self.started = False  # the warm start is done and the arena dealt
 
     @classmethod
-    def create(cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown",
-               ray_address: str | None = None) -> TrainingRun:  # fmt: skip
+    def create(
+        cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown", ray_address: str | None = None
+    ) -> TrainingRun:
         """A new run of a checked config; `start()` runs its warm start and deals its matches."""
         return cls(config, device, commit, ray_address)
 
     @classmethod
-    def resume(cls, path: str | os.PathLike, device: torch.device | str = "cpu", commit: str = "unknown",
-               ray_address: str | None = None) -> TrainingRun:  # fmt: skip
+    def resume(
+        cls,
+        path: str | os.PathLike,
+        device: torch.device | str = "cpu",
+        commit: str = "unknown",
+        ray_address: str | None = None,
+    ) -> TrainingRun:
         """The run saved in a last.pt (or a run directory's last.pt), ready to continue exactly."""
         config, saved = load_training(path)
         run = cls(config, device, commit, ray_address)
@@ -132,11 +153,24 @@ class TrainingRun:
         from tqdm import tqdm
 
         w = self.config.warmstart
-        with tqdm(total=w.decisions, desc=f"warm start: {w.teacher} decisions", unit=" decisions", unit_scale=True,
-                  disable=not show_progress, dynamic_ncols=True, file=sys.stderr) as bar:  # fmt: skip
+        with tqdm(
+            total=w.decisions,
+            desc=f"warm start: {w.teacher} decisions",
+            unit=" decisions",
+            unit_scale=True,
+            disable=not show_progress,
+            dynamic_ncols=True,
+            file=sys.stderr,
+        ) as bar:
             data = collect_teacher(self.config, self.rules, self.rng, progress=bar.update)
-        with tqdm(total=w.epochs, desc="warm start: cloning", unit=" epoch", disable=not show_progress,
-                  dynamic_ncols=True, file=sys.stderr) as bar:  # fmt: skip
+        with tqdm(
+            total=w.epochs,
+            desc="warm start: cloning",
+            unit=" epoch",
+            disable=not show_progress,
+            dynamic_ncols=True,
+            file=sys.stderr,
+        ) as bar:
 
             def on_epoch(epoch: int, stats: dict[str, float]) -> None:
                 bar.update(1)
@@ -188,8 +222,11 @@ class TrainingRun:
         of hollywood_gin_env.duplicate (each opponent its own pair), played here, or on the rollout workers when
         train.workers > 1; the same results either way."""
         e = self.config.eval
-        jobs = [job for name in e.opponents for job in pair_jobs(("learner", name), ("learner", name), e.matches,
-                                                                 e.seed, self.rules)]  # fmt: skip
+        jobs = [
+            job
+            for name in e.opponents
+            for job in pair_jobs(("learner", name), ("learner", name), e.matches, e.seed, self.rules)
+        ]
         try:
             if self.config.train.workers > 1:
                 played = self.arena.evaluate(self.model, jobs)
@@ -206,10 +243,16 @@ class TrainingRun:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly, as checkpoint-safe data (the "train" key of last.pt)."""
-        return {"config": self.config.to_dict(), "progress": asdict(self.progress), "device": self.device.type,
-                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "pool": self.pool.state_dict(), "arena": self.arena.state_dict(),
-                "rng": capture_rng(self.rng, self.generator)}  # fmt: skip
+        return {
+            "config": self.config.to_dict(),
+            "progress": asdict(self.progress),
+            "device": self.device.type,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "pool": self.pool.state_dict(),
+            "arena": self.arena.state_dict(),
+            "rng": capture_rng(self.rng, self.generator),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Put back what `state_dict` returned (for a run of the same config)."""
@@ -224,8 +267,10 @@ class TrainingRun:
         else:  # a CPU generator's state does not fit a CUDA one: same run, but no longer bit-exact
             restore_rng({**state["rng"], "generator": None}, self.rng, None)
             self.generator.manual_seed(self.config.train.seed + self.progress.update)
-            print(f"resuming on {self.device.type} a run saved on {saved_device}: action samples reseeded",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"resuming on {self.device.type} a run saved on {saved_device}: action samples reseeded",
+                file=sys.stderr,
+            )
         self.started = True
 
     def save(self, path: str | os.PathLike) -> None:
@@ -239,5 +284,6 @@ class TrainingRun:
 
     def save_policy(self, path: str | os.PathLike) -> None:
         """Write the policy alone (best.pt, policy.pt) with what it records about how it was made."""
-        save_checkpoint(path, self.model.policy, self.policy_config,
-                        **policy_metadata(self.config, self.progress, self.commit))  # fmt: skip
+        save_checkpoint(
+            path, self.model.policy, self.policy_config, **policy_metadata(self.config, self.progress, self.commit)
+        )

@@ -81,9 +81,11 @@ class RunLock:
             return  # released meanwhile: try again
         holder = _parse(text)
         if not _is_stale(holder, modified):
-            raise RunDirError(f"{self.run_dir} is in use by {_describe(holder)} (lock file {self.path}); wait for "
-                              "that run to end, use another --run-dir, or remove the lock file if no run uses the "
-                              "directory")  # fmt: skip
+            raise RunDirError(
+                f"{self.run_dir} is in use by {_describe(holder)} (lock file {self.path}); wait for "
+                "that run to end, use another --run-dir, or remove the lock file if no run uses the "
+                "directory"
+            )
         if _unlink_if_holds(self.path, text):  # still the stale one, not a newer lock
             self.took_over = holder.get("pid") if holder else None
 
@@ -93,8 +95,10 @@ def check_fresh(run_dir: str | os.PathLike, overwrite: bool) -> list[str]:
     not overwrite. Nothing is deleted: with overwrite the new run writes over them as it goes."""
     found = [name for name in RUN_FILES if (Path(run_dir) / name).exists()]
     if found and not overwrite:
-        raise RunDirError(f"{run_dir} already holds a run ({', '.join(found)}): continue it with --resume {run_dir}, "
-                          "choose another --run-dir, or pass --overwrite to start a new run there")  # fmt: skip
+        raise RunDirError(
+            f"{run_dir} already holds a run ({', '.join(found)}): continue it with --resume {run_dir}, "
+            "choose another --run-dir, or pass --overwrite to start a new run there"
+        )
     return found
 
 
@@ -112,8 +116,13 @@ def clean_stale_temps(run_dir: str | os.PathLike) -> list[Path]:
 
 
 def _this_process() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname(), "start": _start_time(os.getpid()),
-            "since": time.strftime("%Y-%m-%d %H:%M:%S"), "token": secrets.token_hex(8)}  # fmt: skip
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "start": _start_time(os.getpid()),
+        "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "token": secrets.token_hex(8),
+    }
 
 
 def _unlink_if_holds(path: Path, text: str) -> bool:

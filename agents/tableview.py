@@ -37,8 +37,16 @@ def table_view_size(stock_cards: int) -> int:
 
 
 @njit(cache=True)
-def table_view_kernel(players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, hands: np.ndarray, deck: np.ndarray,
-                      match: np.ndarray, stock_cards: int, out: np.ndarray) -> None:  # fmt: skip
+def table_view_kernel(
+    players: np.ndarray,
+    kinds: np.ndarray,
+    deal: np.ndarray,
+    hands: np.ndarray,
+    deck: np.ndarray,
+    match: np.ndarray,
+    stock_cards: int,
+    out: np.ndarray,
+) -> None:
     """out[i] = the table view of players[i] in match i (module docstring); kinds[i] in 0..3 is the opponent's kind,
     deal[i] seat 0's score in the play-out of the deal."""
     for i in range(players.shape[0]):
@@ -61,9 +69,16 @@ def table_view(state, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, 
     opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose deal's play-out gave
     seat 0 deal[i] points."""
     out = np.empty((players.shape[0], table_view_size(stock_cards)), dtype=np.float32)
-    table_view_kernel(np.ascontiguousarray(players, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.int64),
-                      np.ascontiguousarray(deal, dtype=np.float64), state.hands, state.deck, state.match,
-                      stock_cards, out)  # fmt: skip
+    table_view_kernel(
+        np.ascontiguousarray(players, dtype=np.int64),
+        np.ascontiguousarray(kinds, dtype=np.int64),
+        np.ascontiguousarray(deal, dtype=np.float64),
+        state.hands,
+        state.deck,
+        state.match,
+        stock_cards,
+        out,
+    )
     return out
 
 

@@ -12,17 +12,39 @@ from agents.config import Config
 from agents.pool import OpponentPool
 from agents.trainstate import Progress
 
-LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance", "early_stop",
-             "belief_loss")  # fmt: skip
+LOSS_KEYS = (
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clipfrac",
+    "explained_variance",
+    "early_stop",
+    "belief_loss",
+)
 
 
-def log_scalars(writer: SummaryWriter, step: int, update: int, lr: float, ent_coef: float, sps: float,
-                times: dict[str, float], losses: dict[str, float], hands: dict[str, float],
-                pool: OpponentPool) -> None:  # fmt: skip
+def log_scalars(
+    writer: SummaryWriter,
+    step: int,
+    update: int,
+    lr: float,
+    ent_coef: float,
+    sps: float,
+    times: dict[str, float],
+    losses: dict[str, float],
+    hands: dict[str, float],
+    pool: OpponentPool,
+) -> None:
     """One update's figures; times: rollout_s, forward_s (inside the rollout), update_s, wall_s."""
-    scalars = {"charts/SPS": sps, "charts/learning_rate": lr, "charts/ent_coef": ent_coef, "charts/update": update,
-               **{f"time/{key}": value for key, value in times.items()},
-               "selfplay/pool_size": len(pool.snapshots)}  # fmt: skip
+    scalars = {
+        "charts/SPS": sps,
+        "charts/learning_rate": lr,
+        "charts/ent_coef": ent_coef,
+        "charts/update": update,
+        **{f"time/{key}": value for key, value in times.items()},
+        "selfplay/pool_size": len(pool.snapshots),
+    }
     scalars.update({f"losses/{key}": losses[key] for key in LOSS_KEYS if key in losses})
     scalars.update({f"hands/{key}": value for key, value in hands.items()})
     win_rate = pool.win_rate()
@@ -33,16 +55,19 @@ def log_scalars(writer: SummaryWriter, step: int, update: int, lr: float, ent_co
             writer.add_scalar(tag, value, step)
 
 
-def log_evaluation(writer: SummaryWriter, progress: Progress, results: dict[str, dict[str, Any]],
-                   best_by: str) -> bool:  # fmt: skip
+def log_evaluation(writer: SummaryWriter, progress: Progress, results: dict[str, dict[str, Any]], best_by: str) -> bool:
     """Log an evaluation, record it in progress.history; True if it is the best so far (lower bound vs best_by)."""
     step = progress.global_step
     headline: dict[str, float] = {"update": progress.update, "decisions": step, "wall_s": round(progress.wall_seconds)}
     for name, summary in results.items():
         low, high = summary["match_win_ci95"]
-        figures = {"match_win_rate": summary["match_win_rate"], "match_win_low": low, "match_win_high": high,
-                   "points_per_hand": summary["points_per_hand"],
-                   "hand_win_rate": summary["hand_win_rate"]}  # fmt: skip
+        figures = {
+            "match_win_rate": summary["match_win_rate"],
+            "match_win_low": low,
+            "match_win_high": high,
+            "points_per_hand": summary["points_per_hand"],
+            "hand_win_rate": summary["hand_win_rate"],
+        }
         for key, value in figures.items():
             writer.add_scalar(f"eval/{key}_vs_{name}", value, step)
         headline[f"win_vs_{name}"] = round(summary["match_win_rate"], 4)

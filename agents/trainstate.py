@@ -36,8 +36,12 @@ class Progress:
 def capture_rng(rng: np.random.Generator, generator: torch.Generator) -> dict[str, Any]:
     """Every random state of the process, as checkpoint-safe data."""
     python_state = random.getstate()
-    return {"python": [python_state[0], list(python_state[1]), python_state[2]], "numpy": rng.bit_generator.state,
-            "torch": torch.get_rng_state(), "generator": generator.get_state()}  # fmt: skip
+    return {
+        "python": [python_state[0], list(python_state[1]), python_state[2]],
+        "numpy": rng.bit_generator.state,
+        "torch": torch.get_rng_state(),
+        "generator": generator.get_state(),
+    }
 
 
 def restore_rng(state: dict[str, Any], rng: np.random.Generator, generator: torch.Generator | None) -> None:
@@ -67,6 +71,13 @@ def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
 
 def policy_metadata(config: Config, progress: Progress, commit: str) -> dict[str, Any]:
     """What a shipped policy records about how it was made."""
-    return {"training": {"config": config.to_dict(), "updates": progress.update, "decisions": progress.global_step,
-                         "wall_seconds": round(progress.wall_seconds, 1), "commit": commit,
-                         "evaluations": progress.history[-1:] if progress.history else []}}  # fmt: skip
+    return {
+        "training": {
+            "config": config.to_dict(),
+            "updates": progress.update,
+            "decisions": progress.global_step,
+            "wall_seconds": round(progress.wall_seconds, 1),
+            "commit": commit,
+            "evaluations": progress.history[-1:] if progress.history else [],
+        }
+    }

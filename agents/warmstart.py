@@ -41,16 +41,25 @@ TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return 
 TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_003 + 17: apart from PPO's deals
 
 
-def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
-                    progress: Callable[[int], None] = lambda n: None) -> dict[str, np.ndarray]:  # fmt: skip
+def collect_teacher(
+    config: Config, rules: Rules, rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None
+) -> dict[str, np.ndarray]:
     """The teacher's decisions: obs, table views, masks, actions and discounted returns, flattened (and with
     improve_weight > 0, each decision's rollout advantages "adv" and which actions have one, "has"); progress(n)
     after each round with the decisions collected in it."""
     w = config.warmstart
     env = config.env
     stock_cards = config.model.critic_stock_cards
-    arena = Arena(env.num_envs, rules, env.reward, env.match_bonus, pool=None, episode=env.episode,
-                  stock_cards=stock_cards, playout=config.model.critic_playout)  # fmt: skip
+    arena = Arena(
+        env.num_envs,
+        rules,
+        env.reward,
+        env.match_bonus,
+        pool=None,
+        episode=env.episode,
+        stock_cards=stock_cards,
+        playout=config.model.critic_playout,
+    )
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET, rng=rng)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, stock_cards)
@@ -58,8 +67,10 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
     labels = None
     if w.improve_weight > 0:
         keys += ["adv", "has"]
-        labels = {"adv": np.zeros((TEACHER_STEPS, env.num_envs, NUM_ACTIONS), dtype=np.float32),
-                  "has": np.zeros((TEACHER_STEPS, env.num_envs, NUM_ACTIONS), dtype=np.bool_)}  # fmt: skip
+        labels = {
+            "adv": np.zeros((TEACHER_STEPS, env.num_envs, NUM_ACTIONS), dtype=np.float32),
+            "has": np.zeros((TEACHER_STEPS, env.num_envs, NUM_ACTIONS), dtype=np.bool_),
+        }
         weights = getattr(teacher, "weights", DEFAULT_WEIGHTS)
         params = rules.to_params()
 
@@ -67,8 +78,9 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
             rows = np.flatnonzero(rng.random(env.num_envs) < w.improve_fraction)
             obs, masks = arena.obs["observation"][rows], arena.obs["action_mask"][rows].astype(np.bool_)
             labels["adv"][t, rows], labels["has"][t, rows] = rollout_advantages(
-                arena.env.engine.state, rows, obs, masks, actions[rows], teacher, weights, w.improve_candidates,
-                params)  # fmt: skip
+                arena.env.engine.state, rows, obs, masks, actions[rows], teacher, weights, w.improve_candidates, params
+            )
+
     parts: dict[str, list[np.ndarray]] = {key: [] for key in keys}
     collected = 0
     while collected < w.decisions:
@@ -77,8 +89,14 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
         arena.collect(storage, None, None, rng, actor=teacher, before_step=label if labels is not None else None)
         returns = storage.advantages(config.ppo.gamma, 1.0)  # values are 0: advantages are the returns
         valid = storage.valid
-        arrays = {"obs": storage.obs, "table": storage.table, "masks": storage.masks, "actions": storage.actions,
-                  "returns": returns, **(labels or {})}  # fmt: skip
+        arrays = {
+            "obs": storage.obs,
+            "table": storage.table,
+            "masks": storage.masks,
+            "actions": storage.actions,
+            "returns": returns,
+            **(labels or {}),
+        }
         for key in keys:
             parts[key].append(arrays[key][valid])
         count = int(valid.sum())
@@ -87,9 +105,17 @@ def collect_teacher(config: Config, rules: Rules, rng: np.random.Generator,
     return {key: np.concatenate(value)[: w.decisions] for key, value in parts.items()}
 
 
-def rollout_advantages(state: EngineState, rows: np.ndarray, observations: np.ndarray, masks: np.ndarray,
-                       first: np.ndarray, teacher: AgentProtocol, weights: np.ndarray, extra: int,
-                       params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def rollout_advantages(
+    state: EngineState,
+    rows: np.ndarray,
+    observations: np.ndarray,
+    masks: np.ndarray,
+    first: np.ndarray,
+    teacher: AgentProtocol,
+    weights: np.ndarray,
+    extra: int,
+    params: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """(advantages, has) per row: each candidate's hand score for the player to act, played from match rows[i] of
     `state` (left unchanged) and rolled out by `teacher`, minus the mean over the row's candidates, in points; `has`
     marks the candidates. `first` (the teacher's actions) is every row's first candidate; rows with one get none."""
@@ -117,8 +143,14 @@ def expected_advantage(log_probs: torch.Tensor, adv: torch.Tensor, has: torch.Te
     return (log_probs.exp() * adv).sum() / labelled
 
 
-def clone(model: ActorCritic, data: dict[str, np.ndarray], config: Config, generator: torch.Generator,
-          log: Callable[[int, dict[str, float]], None], device: torch.device) -> dict[str, float]:  # fmt: skip
+def clone(
+    model: ActorCritic,
+    data: dict[str, np.ndarray],
+    config: Config,
+    generator: torch.Generator,
+    log: Callable[[int, dict[str, float]], None],
+    device: torch.device,
+) -> dict[str, float]:
     """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
     after each epoch."""
     w = config.warmstart

@@ -79,18 +79,28 @@ class RolloutWorker:
         self.model = ActorCritic.for_config(config)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
         env = config.env
-        self.arena = Arena(num_matches, config.make_rules(), env.reward, env.match_bonus, self.pool, env.episode,
-                           stock_cards=stock_cards, playout=config.model.critic_playout)  # fmt: skip
-        self.storage = RolloutStorage(config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS,
-                                      stock_cards)  # fmt: skip
+        self.arena = Arena(
+            num_matches,
+            config.make_rules(),
+            env.reward,
+            env.match_bonus,
+            self.pool,
+            env.episode,
+            stock_cards=stock_cards,
+            playout=config.model.critic_playout,
+        )
+        self.storage = RolloutStorage(
+            config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS, stock_cards
+        )
         self.rng, self.generator = worker_streams(config.train.seed, index)
 
     def reset(self) -> None:
         """Deal this worker's share of the run's first matches and draw their opponents and seats."""
         self.arena.reset(seed=self.config.train.seed + self.first_match, rng=self.rng)
 
-    def collect(self, weights: dict[str, torch.Tensor], wins: np.ndarray, played: np.ndarray,
-                snapshot_update: int | None) -> dict[str, Any]:  # fmt: skip
+    def collect(
+        self, weights: dict[str, torch.Tensor], wins: np.ndarray, played: np.ndarray, snapshot_update: int | None
+    ) -> dict[str, Any]:
         """One rollout with these weights (first frozen into the pool as `snapshot_update`'s snapshot, if given)."""
         started = time.perf_counter()
         self.model.load_state_dict(weights)
@@ -104,14 +114,23 @@ class RolloutWorker:
         valid = self.storage.valid
         arrays = {name: getattr(self.storage, name) for name in ROWS[:-1]} | {"advantages": advantages}
         rows = {name: np.ascontiguousarray(array[valid]) for name, array in arrays.items()}
-        return {**rows, "hands": self.arena.stats, "matches": self.arena.matches,
-                "new_wins": self.pool.wins - wins, "new_played": self.pool.played - played,
-                "forward_s": self.arena.forward_s, "seconds": time.perf_counter() - started}  # fmt: skip
+        return {
+            **rows,
+            "hands": self.arena.stats,
+            "matches": self.arena.matches,
+            "new_wins": self.pool.wins - wins,
+            "new_played": self.pool.played - played,
+            "forward_s": self.arena.forward_s,
+            "seconds": time.perf_counter() - started,
+        }
 
     def state_dict(self) -> dict[str, Any]:
         """This worker's matches and random streams (its pool is the learner's, saved by the run)."""
-        return {"arena": self.arena.state_dict(), "numpy": self.rng.bit_generator.state,
-                "generator": self.generator.get_state()}  # fmt: skip
+        return {
+            "arena": self.arena.state_dict(),
+            "numpy": self.rng.bit_generator.state,
+            "generator": self.generator.get_state(),
+        }
 
     def load_state_dict(self, state: dict[str, Any], pool_state: dict[str, Any]) -> None:
         """Put back what `state_dict` returned, and the learner's pool; ValueError naming what does not fit."""
@@ -131,8 +150,9 @@ class RolloutWorker:
         self.model.load_state_dict(weights)
         learner = PolicyAgent(self.model.policy, deterministic=True, name="learner")
         opponents: dict[str, Any] = {}
-        records = [play_job(job, (learner, opponents.setdefault(job.specs[1], load_agent(job.specs[1]))))
-                   for job in jobs]  # fmt: skip
+        records = [
+            play_job(job, (learner, opponents.setdefault(job.specs[1], load_agent(job.specs[1])))) for job in jobs
+        ]
         self.model.train()
         return records
 
@@ -174,8 +194,9 @@ def _put_weights(model: ActorCritic):
 class RemoteArena:
     """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
 
-    def __init__(self, config: Config, pool: OpponentPool, ray_address: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:  # fmt: skip
+    def __init__(
+        self, config: Config, pool: OpponentPool, ray_address: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
         import ray
 
         self.config, self.pool, self.timeout = config, pool, timeout
@@ -183,8 +204,10 @@ class RemoteArena:
         self.started_ray = _start_ray(ray_address, self.workers_count)
         actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         data = config.to_dict()
-        self.workers = [actor.remote(data, k, first, size)
-                        for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))]  # fmt: skip
+        self.workers = [
+            actor.remote(data, k, first, size)
+            for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))
+        ]
         self.stats = HandCounts()
         self.matches = 0
         self.forward_s = 0.0  # the slowest worker's time in the learner's forward passes, last rollout
@@ -206,15 +229,18 @@ class RemoteArena:
             try:
                 results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
             except GetTimeoutError:
-                raise WorkerError(f"{self._name(k)}: no answer to {what} within {self.timeout:g} s (a stuck worker, "
-                                  "or a cluster with fewer free CPUs than train.workers?)") from None  # fmt: skip
+                raise WorkerError(
+                    f"{self._name(k)}: no answer to {what} within {self.timeout:g} s (a stuck worker, "
+                    "or a cluster with fewer free CPUs than train.workers?)"
+                ) from None
             except RayTaskError as error:
                 cause = error.cause if isinstance(error.cause, BaseException) else error
                 line = (str(cause).strip().splitlines() or [""])[0]
                 raise WorkerError(f"{self._name(k)} failed in {what}: {type(cause).__name__}: {line}") from None
             except RayActorError as error:
-                raise WorkerError(f"{self._name(k)} died during {what} ({type(error).__name__}); "
-                                  "the run stops") from None  # fmt: skip
+                raise WorkerError(
+                    f"{self._name(k)} died during {what} ({type(error).__name__}); the run stops"
+                ) from None
         return results
 
     def reset(self, seed: int, rng: np.random.Generator) -> None:
@@ -262,11 +288,15 @@ class RemoteArena:
         saved = state.get("workers") if isinstance(state, dict) else None
         if not isinstance(saved, list) or len(saved) != self.workers_count:
             count = len(saved) if isinstance(saved, list) else "no"
-            raise ValueError(f"the saved run has {count} rollout workers' states; train.workers = "
-                             f"{self.workers_count} needs one per worker")  # fmt: skip
+            raise ValueError(
+                f"the saved run has {count} rollout workers' states; train.workers = "
+                f"{self.workers_count} needs one per worker"
+            )
         pool_state = self.pool.state_dict()
-        self._get([w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
-                  "load_state_dict")  # fmt: skip
+        self._get(
+            [w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
+            "load_state_dict",
+        )
 
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to

@@ -112,10 +112,12 @@ def main() -> None:
             best[name] = max(best[name], run(args.seconds))
     openspiel, vector, single = best["openspiel"], best["vector"], best["single"]
     result = {
-        "vector_steps_per_s": round(vector), "single_steps_per_s": round(single),
+        "vector_steps_per_s": round(vector),
+        "single_steps_per_s": round(single),
         "openspiel_steps_per_s": round(openspiel),
-        "vector_ratio": round(vector / openspiel, 2), "single_ratio": round(single / openspiel, 2),
-    }  # fmt: skip
+        "vector_ratio": round(vector / openspiel, 2),
+        "single_ratio": round(single / openspiel, 2),
+    }
     if args.json:
         print(json.dumps(result))
         return

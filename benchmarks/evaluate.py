@@ -65,18 +65,24 @@ def main() -> None:
             best[k] = min(best[k], seconds)
     assert all(report == reports[args.workers[0]] for report in reports.values()), "the workers' reports differ"
     decisions = sum(reports[args.workers[0]][0]["decisions"])
-    print(f"{' vs '.join(args.agents)}, {args.matches} matches in chunks of {args.chunk_matches}, {decisions} "
-          f"decisions; {os.cpu_count()} CPUs; best of {args.rounds} rounds; reports equal for every K")  # fmt: skip
+    print(
+        f"{' vs '.join(args.agents)}, {args.matches} matches in chunks of {args.chunk_matches}, {decisions} "
+        f"decisions; {os.cpu_count()} CPUs; best of {args.rounds} rounds; reports equal for every K"
+    )
     figures = []
     for k in args.workers:
         rate, speedup = args.matches / best[k], best[args.workers[0]] / best[k]
         per_s = decisions / best[k]
         figures.append({"workers": k, "seconds": best[k], "matches_per_s": rate, "decisions_per_s": per_s})
-        print(f"workers {k}: {best[k]:6.2f} s  {rate:7.1f} matches/s  {per_s:9.0f} decisions/s  "
-              f"x{speedup:.2f}" + (" (in this process, no Ray)" if k == 1 else ""))  # fmt: skip
+        print(
+            f"workers {k}: {best[k]:6.2f} s  {rate:7.1f} matches/s  {per_s:9.0f} decisions/s  "
+            f"x{speedup:.2f}" + (" (in this process, no Ray)" if k == 1 else "")
+        )
     if ray_start is not None:
-        print(f"Ray start (local, {ray_k} CPUs): {ray_start:.1f} s, paid once per evaluate.py command, as is the "
-              f"workers' warm-up (the first round, not counted)")  # fmt: skip
+        print(
+            f"Ray start (local, {ray_k} CPUs): {ray_start:.1f} s, paid once per evaluate.py command, as is the "
+            f"workers' warm-up (the first round, not counted)"
+        )
     if args.json:
         print(json.dumps({"figures": figures, "ray_start_s": ray_start}))
 

@@ -71,10 +71,12 @@ def main() -> None:
     steps_per_hand = hand_steps / max(hand_hands, 1e-9)
     extra_us = max(0.0, 1e6 / chance_steps - 1e6 / hand_steps) * steps_per_hand
     result = {
-        "hand_steps_per_s": round(hand_steps), "chance_steps_per_s": round(chance_steps),
-        "steps_per_hand": round(steps_per_hand, 1), "chance_ratio": round(chance_steps / hand_steps, 3),
+        "hand_steps_per_s": round(hand_steps),
+        "chance_steps_per_s": round(chance_steps),
+        "steps_per_hand": round(steps_per_hand, 1),
+        "chance_ratio": round(chance_steps / hand_steps, 3),
         "chance_us_per_hand": round(extra_us, 1),
-    }  # fmt: skip
+    }
     if args.json:
         print(json.dumps(result))
         return

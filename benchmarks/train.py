@@ -31,14 +31,19 @@ sys.path.insert(0, str(ROOT))
 SB3_ENVS = (1, 8)
 
 
-def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool,
-         workers: int = 1) -> dict[str, float]:  # fmt: skip
+def ours(
+    seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool, workers: int = 1
+) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
     from agents.config import load_config
     from agents.run import TrainingRun, resolve_device
 
-    overrides = ["warmstart.teacher='none'", "warmstart.teacher_weights=[]", f"train.torch_threads={threads}",
-                 f"train.workers={workers}"]  # fmt: skip
+    overrides = [
+        "warmstart.teacher='none'",
+        "warmstart.teacher_weights=[]",
+        f"train.torch_threads={threads}",
+        f"train.workers={workers}",
+    ]
     if num_envs:
         overrides.append(f"env.num_envs={num_envs}")
     if smoke:
@@ -70,15 +75,24 @@ def ours(seconds: float, threads: int, device: str, num_envs: int | None, smoke:
     total = totals["rollout"] + totals["update"]
     if workers > 1:
         run.close()
-        return {"ppo_steps_per_s": totals["decisions"] / total, "ppo_updates": update - 1,
-                "rollout_share": totals["rollout"] / total, "update_share": totals["update"] / total,
-                "worker_rollout_steps_per_s": totals["worker_rows"] / totals["worker_s"]}  # fmt: skip
-    return {"ppo_steps_per_s": totals["decisions"] / total, "ppo_seconds": total, "ppo_updates": update - 1,
-            "num_envs": run.config.env.num_envs, "rollout_share": totals["rollout"] / total,
-            "rollout_steps_per_s": totals["decisions"] / totals["rollout"],
-            "forward_share": totals["forward"] / total,
-            "env_and_opponents_share": (totals["rollout"] - totals["forward"]) / total,
-            "update_share": totals["update"] / total}  # fmt: skip
+        return {
+            "ppo_steps_per_s": totals["decisions"] / total,
+            "ppo_updates": update - 1,
+            "rollout_share": totals["rollout"] / total,
+            "update_share": totals["update"] / total,
+            "worker_rollout_steps_per_s": totals["worker_rows"] / totals["worker_s"],
+        }
+    return {
+        "ppo_steps_per_s": totals["decisions"] / total,
+        "ppo_seconds": total,
+        "ppo_updates": update - 1,
+        "num_envs": run.config.env.num_envs,
+        "rollout_share": totals["rollout"] / total,
+        "rollout_steps_per_s": totals["decisions"] / totals["rollout"],
+        "forward_share": totals["forward"] / total,
+        "env_and_opponents_share": (totals["rollout"] - totals["forward"]) / total,
+        "update_share": totals["update"] / total,
+    }
 
 
 def sb3(seconds: float, n_envs: int, smoke: bool) -> dict[str, float]:
@@ -110,8 +124,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="the learner's device, cpu or cuda (default: %(default)s)")
     parser.add_argument("--num-envs", type=int, default=None, help="matches at once (default: the recipe's, 256)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds on tiny sizes (CI): figures not meant")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1], metavar="K",
-                        help="rollout workers, one measurement per K (1 is always run; K > 1 needs [ray])")  # fmt: skip
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        metavar="K",
+        help="rollout workers, one measurement per K (1 is always run; K > 1 needs [ray])",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -119,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     seconds = 0.5 if args.smoke else args.seconds
     if min(args.workers) < 1:
         parser.error(f"--workers {' '.join(map(str, args.workers))}: each K must be at least 1")
-    result = {"threads": args.threads, "device": args.device,
-              **ours(seconds, args.threads, args.device, args.num_envs, args.smoke)}  # fmt: skip
+    result = {
+        "threads": args.threads,
+        "device": args.device,
+        **ours(seconds, args.threads, args.device, args.num_envs, args.smoke),
+    }
     for k in sorted(set(args.workers) - {1}):
         figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, workers=k)
         result.update({f"{name}_workers_{k}": value for name, value in figures.items()})
@@ -130,17 +153,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}))
     else:
-        print(f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
-              f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
-              f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
-              f"{result['rollout_steps_per_s']:,.0f} decisions/s")  # fmt: skip
+        print(
+            f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
+            f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
+            f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
+            f"{result['rollout_steps_per_s']:,.0f} decisions/s"
+        )
         for n in SB3_ENVS:
             print(f"sb3-contrib MaskablePPO, make_vec_env n_envs={n}: {result[f'sb3_steps_per_s_{n}']:,.0f} steps/s")
         for k in sorted(set(args.workers) - {1}):
-            print(f"this project's PPO with {k} Ray rollout workers: {result[f'ppo_steps_per_s_workers_{k}']:,.0f} "
-                  f"decisions/s (rollout {result[f'rollout_share_workers_{k}']:.0%}, update "
-                  f"{result[f'update_share_workers_{k}']:.0%}); rollout alone, per worker: "
-                  f"{result[f'worker_rollout_steps_per_s_workers_{k}']:,.0f} decisions/s")  # fmt: skip
+            print(
+                f"this project's PPO with {k} Ray rollout workers: {result[f'ppo_steps_per_s_workers_{k}']:,.0f} "
+                f"decisions/s (rollout {result[f'rollout_share_workers_{k}']:.0%}, update "
+                f"{result[f'update_share_workers_{k}']:.0%}); rollout alone, per worker: "
+                f"{result[f'worker_rollout_steps_per_s_workers_{k}']:,.0f} decisions/s"
+            )
         print(f"ratio against {SB3_ENVS[-1]} environments: {result['ratio']:.1f}x (target >= 6)")
     return 0
 

@@ -101,8 +101,10 @@ def as_cards(cards: str | Iterable[int] | Iterable[str]) -> list[int]:
     if isinstance(cards, str):
         return parse_cards(cards)
     if not isinstance(cards, Iterable) or isinstance(cards, (bytes, dict)):
-        raise ValueError(f"bad cards {cards!r:.80}: expected a card string such as '7H 8H 9H' or a list of card "
-                         "ids (0..51) or card strings")  # fmt: skip
+        raise ValueError(
+            f"bad cards {cards!r:.80}: expected a card string such as '7H 8H 9H' or a list of card "
+            "ids (0..51) or card strings"
+        )
     items = list(cards)
     if items and isinstance(items[0], str):
         return parse_cards(items)

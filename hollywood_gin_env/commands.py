@@ -100,12 +100,16 @@ def _tokens(text: object) -> list[str]:
     if not isinstance(text, str):
         raise CommandError(f"a command is text, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
-        raise CommandError(f"That is {len(text)} characters; commands are at most {MAX_LENGTH} (d, t, p, 7h, "
-                           "knock 7h). Type help for the commands.")  # fmt: skip
+        raise CommandError(
+            f"That is {len(text)} characters; commands are at most {MAX_LENGTH} (d, t, p, 7h, "
+            "knock 7h). Type help for the commands."
+        )
     odd = [ch for ch in text if unicodedata.category(ch)[0] == "C" and ch != "\t"]
     if odd:
-        raise CommandError(f"The command holds control characters ({ascii(''.join(odd))}, e.g. an arrow key); "
-                           "type d, t, p, 7h or knock 7h. Type help for the commands.")  # fmt: skip
+        raise CommandError(
+            f"The command holds control characters ({ascii(''.join(odd))}, e.g. an arrow key); "
+            "type d, t, p, 7h or knock 7h. Type help for the commands."
+        )
     tokens = text.lower().replace(",", " ").split()
     if not tokens:
         raise CommandError("Type a command: d, t, p, 7h, knock 7h, hint, help.")
@@ -158,8 +162,10 @@ def _action(kind: str, word: str, args: list[str], game: Game, player: int) -> i
     if kind == "gin":
         left = min_deadwood([c for c in game.hand(player) if c != card])
         if left:
-            raise CommandError(f"Discarding {card_name(card)} leaves deadwood {left}: that is a knock, not gin "
-                               f"(knock {card_name(card).lower()}).")  # fmt: skip
+            raise CommandError(
+                f"Discarding {card_name(card)} leaves deadwood {left}: that is a knock, not gin "
+                f"(knock {card_name(card).lower()})."
+            )
     return action
 
 
@@ -192,6 +198,8 @@ def why_not(kind: str, card: int | None, game: Game, player: int) -> str:
         return f"You took {card_name(card)} from the pile this turn and may not discard it (RULES.md R9)."
     if kind in ("knock", "gin"):
         left = min_deadwood([c for c in held if c != card])
-        return f"You can't knock discarding {card_name(card)}: it leaves deadwood {left}, over the limit of " \
-               f"{game.rules.knock_limit}."  # fmt: skip
+        return (
+            f"You can't knock discarding {card_name(card)}: it leaves deadwood {left}, over the limit of "
+            f"{game.rules.knock_limit}."
+        )
     return f"You took the last discard, so you must knock, not discard {card_name(card)}."

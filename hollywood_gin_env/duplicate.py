@@ -71,8 +71,11 @@ class PairRecord:
             raise ValueError(f"cannot merge {other.agent_a} vs {other.agent_b} into {self.agent_a} vs {self.agent_b}")
         for f in fields(self)[2:]:
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            setattr(self, f.name, [x + y for x, y in zip(mine, theirs, strict=True)] if isinstance(mine, list)
-                    else mine + theirs)  # fmt: skip
+            setattr(
+                self,
+                f.name,
+                [x + y for x, y in zip(mine, theirs, strict=True)] if isinstance(mine, list) else mine + theirs,
+            )
         return self
 
 
@@ -102,8 +105,12 @@ def _stream_words(seed: int, first: int, count: int) -> np.ndarray:
     return bits.random_raw(count)
 
 
-def duplicate_deals(num_matches: int, seed: int, start: int = 0, stop: int | None = None,
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def duplicate_deals(
+    num_matches: int,
+    seed: int,
+    start: int = 0,
+    stop: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(seeds, first dealers, A's seat) of matches [start, stop): 2j and 2j+1 share a deal sequence, seats swapped.
 
     Pair j's seed is word j of the seed's PCG64 stream shifted right by one; its first dealer is bit 31 of
@@ -203,8 +210,15 @@ class _Table:
         record.games[1] += int((game_winner == 1 - seat_a[:, None]).sum())
 
 
-def play_chunk(agents: tuple[AgentProtocol, AgentProtocol], num_matches: int, seed: int, start: int, stop: int,
-               rules: Rules | None = None, on_step: Callable[[int], object] | None = None) -> PairRecord:  # fmt: skip
+def play_chunk(
+    agents: tuple[AgentProtocol, AgentProtocol],
+    num_matches: int,
+    seed: int,
+    start: int,
+    stop: int,
+    rules: Rules | None = None,
+    on_step: Callable[[int], object] | None = None,
+) -> PairRecord:
     """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
 
     `on_step(finished)` is called after every step with the number of this chunk's matches finished.
@@ -270,8 +284,10 @@ class ChunkJob:
 
     def describe(self) -> str:
         """Names the chunk in errors: which pair, which chunk, which matches."""
-        return (f"chunk {self.chunk + 1} of {self.chunks} of {self.names[0]} vs {self.names[1]} "
-                f"(matches {self.start}-{self.stop - 1})")  # fmt: skip
+        return (
+            f"chunk {self.chunk + 1} of {self.chunks} of {self.names[0]} vs {self.names[1]} "
+            f"(matches {self.start}-{self.stop - 1})"
+        )
 
 
 def pair_jobs(
@@ -287,12 +303,23 @@ def pair_jobs(
     """The chunks of one pair's num_matches duplicate matches, in order (made as needed)."""
     chunks = num_chunks(num_matches, chunk_matches)
     for c in range(chunks):
-        yield ChunkJob(tuple(specs), tuple(names), num_matches, seed, rules, pair, c, chunks,
-                       *chunk_bounds(num_matches, chunk_matches, c), threads)  # fmt: skip
+        yield ChunkJob(
+            tuple(specs),
+            tuple(names),
+            num_matches,
+            seed,
+            rules,
+            pair,
+            c,
+            chunks,
+            *chunk_bounds(num_matches, chunk_matches, c),
+            threads,
+        )
 
 
-def play_job(job: ChunkJob, agents: tuple[AgentProtocol, AgentProtocol],
-             on_step: Callable[[int], object] | None = None) -> PairRecord:  # fmt: skip
+def play_job(
+    job: ChunkJob, agents: tuple[AgentProtocol, AgentProtocol], on_step: Callable[[int], object] | None = None
+) -> PairRecord:
     """Reseed the agents for the job's chunk (`chunk_agent_seeds`) and play it."""
     for agent, agent_seed in zip(agents, chunk_agent_seeds(job.seed, job.pair, job.chunk), strict=True):
         if hasattr(agent, "reset"):

@@ -95,8 +95,10 @@ class Engine:
             use_deck = (decks[:, 0] >= 0) & selected
             shuffled = np.sort(decks[use_deck], axis=1) != np.arange(NUM_CARDS)
             if shuffled.any():
-                raise ValueError(f"decks: row {int(np.flatnonzero(use_deck)[shuffled.any(axis=1)][0])} is neither "
-                                 "all 52 cards once nor a row of -1 (shuffle)")  # fmt: skip
+                raise ValueError(
+                    f"decks: row {int(np.flatnonzero(use_deck)[shuffled.any(axis=1)][0])} is neither "
+                    "all 52 cards once nor a row of -1 (shuffle)"
+                )
             self.state.deck[use_deck] = decks[use_deck]
         with overflow_ok():
             new_match_kernel(selected, seeds, reseed, dealers, use_deck, self.arrays, self.params)
@@ -108,16 +110,19 @@ class Engine:
         with overflow_ok():
             step_kernel(actions, active, self.params, self.arrays)
 
-    def _per_match(self, name: str, values: object, dtype: type, bounds: tuple[int, int] | None = None,
-                   row: tuple[int, ...] = ()) -> np.ndarray:  # fmt: skip
+    def _per_match(
+        self, name: str, values: object, dtype: type, bounds: tuple[int, int] | None = None, row: tuple[int, ...] = ()
+    ) -> np.ndarray:
         """values as a dtype array of shape (N, *row), checked: the kernels read one entry per match, unchecked."""
         shape = (self.num_matches, *row)
         if type(values) is np.ndarray and values.dtype == dtype and values.shape == shape and bounds is None:
             return values  # what the envs pass on every step
         array = np.asarray(values)
         if array.shape != shape or array.dtype.kind not in ("b" if dtype is np.bool_ else "iu"):
-            raise ValueError(f"{name} must be a {np.dtype(dtype).name} array of shape {shape}, "
-                             f"got {array.dtype.name} of shape {array.shape}")  # fmt: skip
+            raise ValueError(
+                f"{name} must be a {np.dtype(dtype).name} array of shape {shape}, "
+                f"got {array.dtype.name} of shape {array.shape}"
+            )
         if dtype is np.uint64 and array.dtype.kind == "i" and (array < 0).any():
             raise ValueError(f"{name} must be non-negative, got {array.min()}")
         if bounds is not None and ((array < bounds[0]) | (array > bounds[1])).any():

@@ -41,23 +41,50 @@ from hollywood_gin_env.stats import Z95, bradley_terry, points_standard_error, w
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 AgentSpec = str | AgentProtocol
 
-__all__ = ["EvaluationError", "PairRecord", "Schedule", "bradley_terry", "duplicate_deals", "evaluate_pairs",
-           "play_pair", "points_standard_error", "round_robin", "summarize_pair", "wilson_interval"]  # fmt: skip
+__all__ = [
+    "EvaluationError",
+    "PairRecord",
+    "Schedule",
+    "bradley_terry",
+    "duplicate_deals",
+    "evaluate_pairs",
+    "play_pair",
+    "points_standard_error",
+    "round_robin",
+    "summarize_pair",
+    "wilson_interval",
+]
 
 
-def play_pair(agent_a: AgentProtocol, agent_b: AgentProtocol, num_matches: int, seed: int = 0,
-              rules: Rules | None = None, progress: bool = False, chunk_matches: int = CHUNK_MATCHES,
-              ) -> PairRecord:  # fmt: skip
+def play_pair(
+    agent_a: AgentProtocol,
+    agent_b: AgentProtocol,
+    num_matches: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    progress: bool = False,
+    chunk_matches: int = CHUNK_MATCHES,
+) -> PairRecord:
     """Play num_matches duplicate matches of A against B here, chunk by chunk (the agents are not reseeded)."""
     chunks = num_chunks(num_matches, chunk_matches)
     duplicate_deals(num_matches, seed, 0, 2)  # checks num_matches before any play
     record = PairRecord(agent_a.name, agent_b.name)
-    with tqdm(total=num_matches, desc=f"{agent_a.name} vs {agent_b.name}", disable=not progress, leave=False,
-              mininterval=0.5) as bar:  # fmt: skip
+    with tqdm(
+        total=num_matches, desc=f"{agent_a.name} vs {agent_b.name}", disable=not progress, leave=False, mininterval=0.5
+    ) as bar:
         for chunk in range(chunks):
             start, stop = chunk_bounds(num_matches, chunk_matches, chunk)
-            record.merge(play_chunk((agent_a, agent_b), num_matches, seed, start, stop, rules,
-                                    lambda done, start=start: bar.update(start + done - bar.n)))  # fmt: skip
+            record.merge(
+                play_chunk(
+                    (agent_a, agent_b),
+                    num_matches,
+                    seed,
+                    start,
+                    stop,
+                    rules,
+                    lambda done, start=start: bar.update(start + done - bar.n),
+                )
+            )
     return record
 
 
@@ -67,24 +94,38 @@ def summarize_pair(record: PairRecord) -> dict[str, Any]:
     per_hand = lambda count: count / max(n, 1)  # noqa: E731
     lo, hi = wilson_interval(record.match_wins_a, m)
     return {
-        "agent_a": record.agent_a, "agent_b": record.agent_b, "matches": m,
-        "match_wins_a": record.match_wins_a, "match_win_rate": record.match_wins_a / m, "match_win_ci95": [lo, hi],
+        "agent_a": record.agent_a,
+        "agent_b": record.agent_b,
+        "matches": m,
+        "match_wins_a": record.match_wins_a,
+        "match_win_rate": record.match_wins_a / m,
+        "match_win_ci95": [lo, hi],
         "game_win_rate": games[0] / max(sum(games), 1),
-        "hands": n, "hands_per_match": n / m,
+        "hands": n,
+        "hands_per_match": n / m,
         "hand_win_rate": record.hand_wins_a / record.scored_hands if record.scored_hands else 0.0,
         "points_per_hand": record.points / n if n else 0.0,
         "points_per_hand_se": points_standard_error(record.points, record.points_squared, n),
-        "gin_rate": [per_hand(x) for x in record.gins], "knock_rate": [per_hand(x) for x in record.knocks],
+        "gin_rate": [per_hand(x) for x in record.gins],
+        "knock_rate": [per_hand(x) for x in record.knocks],
         "undercut_rate": [per_hand(x) for x in record.undercuts],
-        "dead_hands": record.dead_hands, "dead_hand_rate": per_hand(record.dead_hands),
+        "dead_hands": record.dead_hands,
+        "dead_hand_rate": per_hand(record.dead_hands),
         "turns_per_hand": record.turns / n if n else 0.0,
-        "illegal_actions": list(record.illegal), "decisions": list(record.decisions),
+        "illegal_actions": list(record.illegal),
+        "decisions": list(record.decisions),
         "seconds": round(record.seconds, 2),
-    }  # fmt: skip
+    }
 
 
-def _chunk_jobs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], names: list[tuple[str, str]], num_matches: int,
-                seed: int, rules: Rules, schedule: Schedule) -> Iterator[ChunkJob]:  # fmt: skip
+def _chunk_jobs(
+    pairs: Sequence[tuple[AgentSpec, AgentSpec]],
+    names: list[tuple[str, str]],
+    num_matches: int,
+    seed: int,
+    rules: Rules,
+    schedule: Schedule,
+) -> Iterator[ChunkJob]:
     """Every chunk of every pair, pair by pair, made as needed (a billion matches are a million chunks)."""
     for k, (specs, pair_names) in enumerate(zip(pairs, names, strict=True)):
         yield from pair_jobs(specs, pair_names, num_matches, seed, rules, k, schedule.chunk_matches, schedule.threads)
@@ -114,14 +155,22 @@ def _ray_runner(schedule: Schedule) -> Callable:
     except ImportError as error:
         if error.name != "ray":
             raise
-        raise ValueError(f"workers={schedule.workers} needs Ray: python -m pip install -e '.[ray]' "
-                         "(workers=1 plays here, without it)") from None  # fmt: skip
+        raise ValueError(
+            f"workers={schedule.workers} needs Ray: python -m pip install -e '.[ray]' "
+            "(workers=1 plays here, without it)"
+        ) from None
     return play_on_ray
 
 
-def evaluate_pairs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], num_matches: int, seed: int = 0,
-                   rules: Rules | None = None, schedule: Schedule | None = None, progress: bool = False,
-                   on_pair: Callable[[PairRecord], object] | None = None) -> list[PairRecord]:  # fmt: skip
+def evaluate_pairs(
+    pairs: Sequence[tuple[AgentSpec, AgentSpec]],
+    num_matches: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    schedule: Schedule | None = None,
+    progress: bool = False,
+    on_pair: Callable[[PairRecord], object] | None = None,
+) -> list[PairRecord]:
     """Each pair's num_matches duplicate matches, in chunks, here or on Ray (`schedule`); the same totals either way.
 
     Agents are specs ("expert", "checkpoint:PATH"; objects too when workers = 1). Pair k's agents are reset
@@ -133,8 +182,13 @@ def evaluate_pairs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], num_matches: in
     names = _agent_names(pairs)
     records, left = [PairRecord(a, b) for a, b in names], [num_chunks(num_matches, schedule.chunk_matches)] * len(pairs)
     merged = [0]
-    with tqdm(total=len(pairs) * num_matches, disable=not progress, leave=False, mininterval=0.5,
-              desc=f"{schedule.workers} workers" if schedule.workers > 1 else "matches") as bar:  # fmt: skip
+    with tqdm(
+        total=len(pairs) * num_matches,
+        disable=not progress,
+        leave=False,
+        mininterval=0.5,
+        desc=f"{schedule.workers} workers" if schedule.workers > 1 else "matches",
+    ) as bar:
 
         def on_result(job: ChunkJob, record: PairRecord) -> None:
             records[job.pair].merge(record)
@@ -152,9 +206,15 @@ def evaluate_pairs(pairs: Sequence[tuple[AgentSpec, AgentSpec]], num_matches: in
     return records
 
 
-def round_robin(specs: list[AgentSpec], num_matches: int, seed: int = 0, rules: Rules | None = None,
-                progress: bool = False, on_pair: Callable[[dict[str, Any]], object] | None = None,
-                schedule: Schedule | None = None) -> dict[str, Any]:  # fmt: skip
+def round_robin(
+    specs: list[AgentSpec],
+    num_matches: int,
+    seed: int = 0,
+    rules: Rules | None = None,
+    progress: bool = False,
+    on_pair: Callable[[dict[str, Any]], object] | None = None,
+    schedule: Schedule | None = None,
+) -> dict[str, Any]:
     """Every pair of agents plays num_matches duplicate matches; returns the report dict (see `--json`).
 
     `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after a Ctrl-C).
@@ -167,21 +227,29 @@ def round_robin(specs: list[AgentSpec], num_matches: int, seed: int = 0, rules: 
         raise ValueError(f"agent names must differ, got {names}")
     index = list(combinations(range(len(specs)), 2))
     report_pair = None if on_pair is None else lambda record: on_pair(summarize_pair(record))
-    records = evaluate_pairs([(specs[i], specs[j]) for i, j in index], num_matches, seed, rules, schedule,
-                             progress, report_pair)  # fmt: skip
+    records = evaluate_pairs(
+        [(specs[i], specs[j]) for i, j in index], num_matches, seed, rules, schedule, progress, report_pair
+    )
     pairs, wins = [summarize_pair(r) for r in records], np.zeros((len(specs), len(specs)))
     for (i, j), summary in zip(index, pairs, strict=True):
         wins[i, j], wins[j, i] = summary["match_wins_a"], num_matches - summary["match_wins_a"]
     ratings, errors = bradley_terry(wins)
-    rated = [{"agent": name, "rating": float(r), "se": float(e), "ci95": [float(r - Z95 * e), float(r + Z95 * e)]}
-             for name, r, e in zip(names, ratings, errors, strict=True)]  # fmt: skip
+    rated = [
+        {"agent": name, "rating": float(r), "se": float(e), "ci95": [float(r - Z95 * e), float(r + Z95 * e)]}
+        for name, r, e in zip(names, ratings, errors, strict=True)
+    ]
     return {
-        "seed": seed, "matches_per_pair": num_matches, "chunk_matches": schedule.chunk_matches,
-        "rules": rules.to_dict(), "duplicate_deals": True, "illegal_action_policy": ILLEGAL_POLICY, "pairs": pairs,
+        "seed": seed,
+        "matches_per_pair": num_matches,
+        "chunk_matches": schedule.chunk_matches,
+        "rules": rules.to_dict(),
+        "duplicate_deals": True,
+        "illegal_action_policy": ILLEGAL_POLICY,
+        "pairs": pairs,
         "ratings": rated,
         "rating_method": "Bradley-Terry on match wins (MM fit, 1 virtual game per pair), Elo scale, mean 0, "
-                         "errors from the Fisher information",
-    }  # fmt: skip
+        "errors from the Fisher information",
+    }
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -232,8 +300,9 @@ def check_writable(path: str) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     """The command line's options."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     epilog="See docs/EVALUATION.md and docs/SCALING.md.")  # fmt: skip
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], epilog="See docs/EVALUATION.md and docs/SCALING.md."
+    )
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"],
@@ -265,8 +334,11 @@ def _interrupted(args: argparse.Namespace, finished: list[dict[str, Any]]) -> in
     total = len(args.agents) * (len(args.agents) - 1) // 2
     if finished:
         print(format_report({"matches_per_pair": args.matches, "seed": args.seed, "pairs": finished, "ratings": []}))
-    print(f"interrupted: {len(finished)} of {total} pairs finished (shown above); no ratings"
-          f"{' and no JSON' if args.json else ''} written", file=sys.stderr)  # fmt: skip
+    print(
+        f"interrupted: {len(finished)} of {total} pairs finished (shown above); no ratings"
+        f"{' and no JSON' if args.json else ''} written",
+        file=sys.stderr,
+    )
     return 130
 
 
@@ -288,10 +360,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             check_writable(args.json)
         rules = Rules.from_strings(args.rules)
-        schedule = Schedule(args.workers, args.ray_address, args.chunk_matches, args.chunk_timeout, args.retries,
-                            args.threads)  # fmt: skip
-        report = round_robin(args.agents, args.matches, args.seed, rules, progress=not args.no_progress,
-                             on_pair=finished.append, schedule=schedule)  # fmt: skip
+        schedule = Schedule(
+            args.workers, args.ray_address, args.chunk_matches, args.chunk_timeout, args.retries, args.threads
+        )
+        report = round_robin(
+            args.agents,
+            args.matches,
+            args.seed,
+            rules,
+            progress=not args.no_progress,
+            on_pair=finished.append,
+            schedule=schedule,
+        )
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     except EvaluationError as error:

@@ -73,8 +73,10 @@ def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
     """ValueError for an agent given as an object: a worker can only build agents from spec strings."""
     for spec in job.specs:
         if not isinstance(spec, str):
-            raise ValueError(f"workers={schedule.workers}: agent {spec!r} is an object; Ray workers build agents "
-                             f"from spec strings (random, greedy, expert, checkpoint:PATH)")  # fmt: skip
+            raise ValueError(
+                f"workers={schedule.workers}: agent {spec!r} is an object; Ray workers build agents "
+                f"from spec strings (random, greedy, expert, checkpoint:PATH)"
+            )
 
 
 def check_reachable(address: str, timeout: float = 10.0) -> None:
@@ -88,8 +90,10 @@ def check_reachable(address: str, timeout: float = 10.0) -> None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as error:
-        raise EvaluationError(f"cannot reach the Ray cluster at {address}: {error.strerror or error} (started "
-                              "with `ray start --head`? the address it printed, HOST:6379)") from None  # fmt: skip
+        raise EvaluationError(
+            f"cannot reach the Ray cluster at {address}: {error.strerror or error} (started "
+            "with `ray start --head`? the address it printed, HOST:6379)"
+        ) from None
 
 
 @contextlib.contextmanager
@@ -128,22 +132,27 @@ def _result(ref: ray.ObjectRef, job: ChunkJob, schedule: Schedule) -> PairRecord
     except GetTimeoutError:
         raise EvaluationError(f"{job.describe()}: no result within {schedule.chunk_timeout:g} s") from None
     except RayError as error:  # the worker or its node died more often than Ray may retry
-        raise EvaluationError(f"{job.describe()}: its worker died ({type(error).__name__}) after "
-                              f"{schedule.max_retries} retries") from None  # fmt: skip
+        raise EvaluationError(
+            f"{job.describe()}: its worker died ({type(error).__name__}) after {schedule.max_retries} retries"
+        ) from None
 
 
 def _overdue(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule) -> EvaluationError:
     """The error naming the oldest chunk still out."""
     job, _ = min(pending.values(), key=lambda item: item[1])
-    return EvaluationError(f"{job.describe()} gave no result within {schedule.chunk_timeout:g} s of being sent "
-                           "(a stuck worker, or a cluster with fewer free CPUs than --workers?)")  # fmt: skip
+    return EvaluationError(
+        f"{job.describe()} gave no result within {schedule.chunk_timeout:g} s of being sent "
+        "(a stuck worker, or a cluster with fewer free CPUs than --workers?)"
+    )
 
 
-def play_on_ray(jobs: Iterator[ChunkJob], schedule: Schedule,
-                on_result: Callable[[ChunkJob, PairRecord], object]) -> None:  # fmt: skip
+def play_on_ray(
+    jobs: Iterator[ChunkJob], schedule: Schedule, on_result: Callable[[ChunkJob, PairRecord], object]
+) -> None:
     """Run the jobs as Ray tasks, `schedule.workers` at a time; `on_result(job, record)` as each one finishes."""
-    task = _play_chunk_task.options(num_cpus=schedule.task_cpus, max_retries=schedule.max_retries,
-                                    retry_exceptions=False)  # fmt: skip
+    task = _play_chunk_task.options(
+        num_cpus=schedule.task_cpus, max_retries=schedule.max_retries, retry_exceptions=False
+    )
     pending: dict[ray.ObjectRef, tuple[ChunkJob, float]] = {}
     with ray_session(schedule):
         try:
@@ -162,8 +171,12 @@ def play_on_ray(jobs: Iterator[ChunkJob], schedule: Schedule,
                     ray.cancel(ref, force=True)
 
 
-def _drain(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule,
-           on_result: Callable[[ChunkJob, PairRecord], object], until: int) -> None:  # fmt: skip
+def _drain(
+    pending: dict[ray.ObjectRef, tuple[ChunkJob, float]],
+    schedule: Schedule,
+    on_result: Callable[[ChunkJob, PairRecord], object],
+    until: int,
+) -> None:
     """Collect finished chunks until at most `until` are out; an overdue chunk stops the evaluation."""
     while len(pending) > until:
         oldest = min(sent for _, sent in pending.values())

@@ -77,9 +77,14 @@ class Game:
             decks=fixed[None, :],
         )
         self.events: list[dict[str, Any]] = [
-            {"type": "start", "seed": self.seed, "first_dealer": first_dealer,
-             "deck": None if deck is None else fixed.tolist(), "rules": self.rules.to_dict()}
-        ]  # fmt: skip
+            {
+                "type": "start",
+                "seed": self.seed,
+                "first_dealer": first_dealer,
+                "deck": None if deck is None else fixed.tolist(),
+                "rules": self.rules.to_dict(),
+            }
+        ]
         self._log_deal()
 
     # --- state -----------------------------------------------------------------------------------
@@ -180,10 +185,16 @@ class Game:
     # --- event log -------------------------------------------------------------------------------
     def _log_deal(self) -> None:
         deck = self._engine.state.deck[0].tolist()
-        self.events.append({
-            "type": "deal", "hand": self.hand_number, "dealer": self.dealer, "deck": deck,
-            "hands": [self.hand(0), self.hand(1)], "upcard": deck[UPCARD_POS],
-        })  # fmt: skip
+        self.events.append(
+            {
+                "type": "deal",
+                "hand": self.hand_number,
+                "dealer": self.dealer,
+                "deck": deck,
+                "hands": [self.hand(0), self.hand(1)],
+                "upcard": deck[UPCARD_POS],
+            }
+        )
 
     def _log_action(self, player: int, action: int, pile_top: int) -> None:
         drawn = int(self._engine.state.last_step[0, S_DRAWN])
@@ -192,11 +203,11 @@ class Game:
             if drawn >= 0:  # R6(d): the forced stock draw after two passes
                 self.events.append({"type": "draw", "player": 1 - player, "card": drawn, "source": "stock"})
         elif action == ACTION_TAKE:
-            self.events.append({"type": "draw", "player": player, "card": pile_top, "source": "discard",
-                                "action": action})  # fmt: skip
+            self.events.append(
+                {"type": "draw", "player": player, "card": pile_top, "source": "discard", "action": action}
+            )
         elif action == ACTION_DRAW_STOCK:
-            self.events.append({"type": "draw", "player": player, "card": drawn, "source": "stock",
-                                "action": action})  # fmt: skip
+            self.events.append({"type": "draw", "player": player, "card": drawn, "source": "stock", "action": action})
         elif action >= KNOCK_BASE:
             self.events.append({"type": "knock", "player": player, "card": action - KNOCK_BASE, "action": action})
         else:
@@ -209,21 +220,32 @@ class Game:
             spread = showdown(from_mask(int(last[R_KNOCKER_HAND])), from_mask(int(last[R_DEFENDER_HAND])))
             self.events.append({"type": "spread", "knocker": int(last[R_KNOCKER]), **spread})
         result = {
-            "type": "hand_result", "kind": KIND_NAMES[kind], "knocker": int(last[R_KNOCKER]),
-            "winner": int(last[R_WINNER]), "points": int(last[R_POINTS]),
-            "knocker_deadwood": int(last[R_KNOCKER_DW]), "defender_deadwood": int(last[R_DEFENDER_DW]),
+            "type": "hand_result",
+            "kind": KIND_NAMES[kind],
+            "knocker": int(last[R_KNOCKER]),
+            "winner": int(last[R_WINNER]),
+            "points": int(last[R_POINTS]),
+            "knocker_deadwood": int(last[R_KNOCKER_DW]),
+            "defender_deadwood": int(last[R_DEFENDER_DW]),
             "knock_discard": int(last[R_DISCARD]) if kind != KIND_DEAD else None,
             "credited_games": [g for g in range(MAX_GAMES) if last[R_CREDITED] >> g & 1],
             "turns": int(last[R_TURNS]),
-        }  # fmt: skip
+        }
         result["layoffs"] = self.events[-1]["layoffs"] if kind != KIND_DEAD else []
         self.events.append(result)
         sheet = self.score_sheet
         for g in range(self.rules.num_games):
             if last[R_CLOSED] >> g & 1:
-                self.events.append({"type": "game_close", "game": g, "winner": sheet["winners"][g],
-                                    "totals": sheet["totals"][g], "entries": sheet["entries"][g],
-                                    "net": sheet["net"][g]})  # fmt: skip
+                self.events.append(
+                    {
+                        "type": "game_close",
+                        "game": g,
+                        "winner": sheet["winners"][g],
+                        "totals": sheet["totals"][g],
+                        "entries": sheet["entries"][g],
+                        "net": sheet["net"][g],
+                    }
+                )
         if self.done:
             self.events.append({"type": "match_end", "winner": self.winner})
 
@@ -235,8 +257,10 @@ class Game:
     def replay(cls, events: list[dict[str, Any]]) -> Game:
         """Rebuild a match from its event log: same seed, rules, deck and actions."""
         if isinstance(events, (str, bytes, dict)) or not isinstance(events, (list, tuple)) or not events:
-            raise ValueError(f"events={events!r:.80} is not an event log: expected Game.events, a non-empty list "
-                             "of dicts starting with a 'start' event")  # fmt: skip
+            raise ValueError(
+                f"events={events!r:.80} is not an event log: expected Game.events, a non-empty list "
+                "of dicts starting with a 'start' event"
+            )
         start = events[0]
         if not isinstance(start, dict) or start.get("type") != "start":
             raise ValueError(f"an event log starts with a 'start' event, got {start!r:.80}")

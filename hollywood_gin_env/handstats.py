@@ -25,9 +25,14 @@ def ended_hands(state: EngineState) -> dict[str, np.ndarray]:
     def field_of(column: int) -> np.ndarray:
         return np.where(over, last[:, column], -1)
 
-    return {"hand_over": over, "hand_kind": field_of(R_KIND), "hand_knocker": field_of(R_KNOCKER),
-            "hand_winner": field_of(R_WINNER), "hand_points": field_of(R_POINTS),
-            "hand_turns": field_of(R_TURNS)}  # fmt: skip
+    return {
+        "hand_over": over,
+        "hand_kind": field_of(R_KIND),
+        "hand_knocker": field_of(R_KNOCKER),
+        "hand_winner": field_of(R_WINNER),
+        "hand_points": field_of(R_POINTS),
+        "hand_turns": field_of(R_TURNS),
+    }
 
 
 @dataclass
@@ -41,8 +46,14 @@ class HandCounts:
     dead: int = 0
     turns: int = 0
 
-    def add(self, kind: np.ndarray, knocker: np.ndarray, winner: np.ndarray, turns: np.ndarray,
-            side: np.ndarray | int | None = None) -> None:  # fmt: skip
+    def add(
+        self,
+        kind: np.ndarray,
+        knocker: np.ndarray,
+        winner: np.ndarray,
+        turns: np.ndarray,
+        side: np.ndarray | int | None = None,
+    ) -> None:
         """Count the hands given by their kind, knocker, winner and turns (one entry per ended hand); with
         `side`, the gins, knocks and undercuts of that player only (an int, or one per hand)."""
         kind = np.asarray(kind)
@@ -59,8 +70,12 @@ class HandCounts:
         """Count the hands a `SelfPlayVectorEnv` step reported ended (its infos)."""
         over = infos["hand_over"]
         if over.any():
-            self.add(infos["hand_kind"][over], infos["hand_knocker"][over], infos["hand_winner"][over],
-                     infos["hand_turns"][over])  # fmt: skip
+            self.add(
+                infos["hand_kind"][over],
+                infos["hand_knocker"][over],
+                infos["hand_winner"][over],
+                infos["hand_turns"][over],
+            )
 
     def merge(self, other: HandCounts) -> None:
         """Add another set of counts to this one."""
@@ -70,5 +85,10 @@ class HandCounts:
     def rates(self) -> dict[str, float]:
         """gin_rate, knock_rate, undercut_rate, dead_rate (shares of all hands) and turns_per_hand."""
         n = max(self.hands, 1)
-        return {"gin_rate": self.gin / n, "knock_rate": self.knock / n, "undercut_rate": self.undercut / n,
-                "dead_rate": self.dead / n, "turns_per_hand": self.turns / n}  # fmt: skip
+        return {
+            "gin_rate": self.gin / n,
+            "knock_rate": self.knock / n,
+            "undercut_rate": self.undercut / n,
+            "dead_rate": self.dead / n,
+            "turns_per_hand": self.turns / n,
+        }

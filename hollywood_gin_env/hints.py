@@ -70,8 +70,9 @@ def deadwood_lines(game: Game, player: int) -> list[str]:
     after = {c: min_deadwood([x for x in [*hand, top] if x != c]) for c in [*hand, top] if c not in banned}
     best = min(after.values())
     discards = " or ".join(card_name(c) for c in sorted(after) if after[c] == best)
-    return [f"Your deadwood is {min_deadwood(hand)}; taking {card_name(top)} and discarding {discards} "
-            f"would leave {best}."]  # fmt: skip
+    return [
+        f"Your deadwood is {min_deadwood(hand)}; taking {card_name(top)} and discarding {discards} would leave {best}."
+    ]
 
 
 def hint_lines(game: Game, player: int, agent: Any) -> list[str]:

@@ -175,12 +175,22 @@ def hand_end_lines(
     else:
         spread, knocker = events[index - 1], result["knocker"]
         lines += [
-            _spread_line(names[knocker], spread["knocker_melds"], spread["knocker_deadwood_cards"],
-                         result["knocker_deadwood"], None),
-            _spread_line(names[1 - knocker], spread["defender_melds"], spread["defender_deadwood_cards"],
-                         result["defender_deadwood"], _layoff_text(spread)),
+            _spread_line(
+                names[knocker],
+                spread["knocker_melds"],
+                spread["knocker_deadwood_cards"],
+                result["knocker_deadwood"],
+                None,
+            ),
+            _spread_line(
+                names[1 - knocker],
+                spread["defender_melds"],
+                spread["defender_deadwood_cards"],
+                result["defender_deadwood"],
+                _layoff_text(spread),
+            ),
             Text(score_words(result, rules, names), style="bold"),
-        ]  # fmt: skip
+        ]
     for j in range(index + 1, len(events)):
         e = events[j]
         if e["type"] == "deal":
@@ -190,6 +200,11 @@ def hand_end_lines(
         elif e["type"] == "match_end":
             won = [c["winner"] for c in events[:j] if c["type"] == "game_close"]
             w = e["winner"]
-            lines.append(Text(f"Match over: {names[w]} {verb(names[w], 'win', 'wins')} the series, "
-                              f"{won.count(w)} games to {won.count(1 - w)}.", style="bold"))  # fmt: skip
+            lines.append(
+                Text(
+                    f"Match over: {names[w]} {verb(names[w], 'win', 'wins')} the series, "
+                    f"{won.count(w)} games to {won.count(1 - w)}.",
+                    style="bold",
+                )
+            )
     return lines

@@ -97,38 +97,64 @@ _SPEC = (
     ("hand", NUM_CARDS, _CARD, "1 for each card the player holds"),
     ("face_up", NUM_CARDS, _CARD, "one-hot: the upcard during the offer, else the top of the discard pile"),
     ("discard_pile", NUM_CARDS, _CARD, "1 for each card in the discard pile"),
-    ("pile_recency", NUM_CARDS, _CARD,
-     "(position + 1) / pile length for each card in the pile: 1 = top, small = old"),
+    ("pile_recency", NUM_CARDS, _CARD, "(position + 1) / pile length for each card in the pile: 1 = top, small = old"),
     ("opponent_took", NUM_CARDS, _CARD, "cards the opponent took from the discard pile and still holds"),
     ("opponent_discarded", NUM_CARDS, _CARD, "cards the opponent discarded this hand"),
-    ("opponent_declined", NUM_CARDS, _CARD,
-     "cards the opponent passed on: a passed upcard, a top card left to draw the stock"),
-    ("unseen", NUM_CARDS, _CARD,
-     "cards in the stock or the opponent's hidden cards (neither held, in the pile, nor known taken)"),
-    ("deadwood_after_discard", NUM_CARDS, (DEADWOOD_SCALE, DEADWOOD_SCALE),
-     "discard phase: own deadwood / 100 after discarding each held card"),
+    (
+        "opponent_declined",
+        NUM_CARDS,
+        _CARD,
+        "cards the opponent passed on: a passed upcard, a top card left to draw the stock",
+    ),
+    (
+        "unseen",
+        NUM_CARDS,
+        _CARD,
+        "cards in the stock or the opponent's hidden cards (neither held, in the pile, nor known taken)",
+    ),
+    (
+        "deadwood_after_discard",
+        NUM_CARDS,
+        (DEADWOOD_SCALE, DEADWOOD_SCALE),
+        "discard phase: own deadwood / 100 after discarding each held card",
+    ),
     ("knock_discards", NUM_CARDS, _CARD, "discard phase: 1 for each card whose discard allows a knock"),
     ("phase", NUM_PHASES, _CARD, "one-hot: offer_nondealer, offer_dealer, draw, discard, last_discard, over"),
     ("stock_size", 1, (float(STOCK_AFTER_DEAL), STOCK_AFTER_DEAL), "cards in the stock / 31"),
     ("is_dealer", 1, _CARD, "1 if the player deals this hand"),
     ("seat", 1, _CARD, "the player's id (0 or 1)"),
-    ("deadwood", 1, (DEADWOOD_SCALE, DEADWOOD_SCALE),
-     "own minimum deadwood / 100 (with 11 cards: after the best discard)"),
+    (
+        "deadwood",
+        1,
+        (DEADWOOD_SCALE, DEADWOOD_SCALE),
+        "own minimum deadwood / 100 (with 11 cards: after the best discard)",
+    ),
     ("turns", 1, (TURNS_SCALE, None), "draws made this hand / 30"),
     ("hand_number", 1, (HANDS_SCALE, None), "hands dealt in this match / 50"),
-    ("sheet", SHEET_PER_GAME * MAX_GAMES, (SHEET_SCALES * MAX_GAMES, SHEET_HIGHS * MAX_GAMES),
-     "per game G1..G3: own total, opponent total (/ game_target), own and opponent entries (/ 10), "
-     "open, won by the player, won by the opponent"),
+    (
+        "sheet",
+        SHEET_PER_GAME * MAX_GAMES,
+        (SHEET_SCALES * MAX_GAMES, SHEET_HIGHS * MAX_GAMES),
+        "per game G1..G3: own total, opponent total (/ game_target), own and opponent entries (/ 10), "
+        "open, won by the player, won by the opponent",
+    ),
     ("games_won", 2, (float(MAX_GAMES), MAX_GAMES), "games won by the player and by the opponent / 3"),
-    ("rules", len(RULE_FEATURES),
-     (tuple(scale for _, _, scale in RULE_FEATURES), tuple(largest_param(name) for name, _, _ in RULE_FEATURES)),
-     "knock_limit / 10, gin_bonus / 25, undercut_bonus / 10, game_target / 100, undercut_on_tie, "
-     "num_games / 3, allow_rediscard_taken_card, last_discard_rule == may_take_to_knock"),
+    (
+        "rules",
+        len(RULE_FEATURES),
+        (tuple(scale for _, _, scale in RULE_FEATURES), tuple(largest_param(name) for name, _, _ in RULE_FEATURES)),
+        "knock_limit / 10, gin_bonus / 25, undercut_bonus / 10, game_target / 100, undercut_on_tie, "
+        "num_games / 3, allow_rediscard_taken_card, last_discard_rule == may_take_to_knock",
+    ),
     ("must_knock", 1, _CARD, "1 if the player took the last discard and must knock"),
-    ("take_effect", TAKE_EFFECT_SIZE, ((10.0, DEADWOOD_SCALE, 1.0), (DEADWOOD_SCALE, DEADWOOD_SCALE, 1)),
-     "with 10 cards held and a face-up card: the deadwood taking it and the best discard would save / 10, the "
-     "deadwood that leaves / 100, 1 if taking it lowers the deadwood (the taken card is never the discard)"),
-)  # fmt: skip
+    (
+        "take_effect",
+        TAKE_EFFECT_SIZE,
+        ((10.0, DEADWOOD_SCALE, 1.0), (DEADWOOD_SCALE, DEADWOOD_SCALE, 1)),
+        "with 10 cards held and a face-up card: the deadwood taking it and the best discard would save / 10, the "
+        "deadwood that leaves / 100, 1 if taking it lowers the deadwood (the taken card is never the discard)",
+    ),
+)
 
 
 def _per_element(value: object, size: int) -> tuple:
@@ -162,9 +188,17 @@ def _scale(name: str) -> float:
 
 O_HAND, O_FACE_UP, O_PILE, O_RECENCY, O_OPP_TOOK, O_OPP_DISCARDED, O_OPP_DECLINED, O_UNSEEN = (
     _BY_NAME[n].offset
-    for n in ("hand", "face_up", "discard_pile", "pile_recency", "opponent_took", "opponent_discarded",
-              "opponent_declined", "unseen")
-)  # fmt: skip
+    for n in (
+        "hand",
+        "face_up",
+        "discard_pile",
+        "pile_recency",
+        "opponent_took",
+        "opponent_discarded",
+        "opponent_declined",
+        "unseen",
+    )
+)
 O_DW_AFTER, O_KNOCKS, O_PHASE = (_BY_NAME[n].offset for n in ("deadwood_after_discard", "knock_discards", "phase"))
 O_STOCK_SIZE, O_IS_DEALER, O_SEAT, O_DEADWOOD, O_TURNS, O_HAND_NUMBER = (
     _BY_NAME[n].offset for n in ("stock_size", "is_dealer", "seat", "deadwood", "turns", "hand_number")
@@ -172,8 +206,9 @@ O_STOCK_SIZE, O_IS_DEALER, O_SEAT, O_DEADWOOD, O_TURNS, O_HAND_NUMBER = (
 O_SHEET, O_GAMES_WON, O_RULES, O_MUST_KNOCK, O_TAKE_EFFECT = (
     _BY_NAME[n].offset for n in ("sheet", "games_won", "rules", "must_knock", "take_effect")
 )
-DW_AFTER_SCALE, STOCK_SCALE, DEADWOOD_BLOCK_SCALE = (_scale(n) for n in ("deadwood_after_discard", "stock_size",
-                                                                           "deadwood"))  # fmt: skip
+DW_AFTER_SCALE, STOCK_SCALE, DEADWOOD_BLOCK_SCALE = (
+    _scale(n) for n in ("deadwood_after_discard", "stock_size", "deadwood")
+)
 TURNS_BLOCK_SCALE, HANDS_BLOCK_SCALE, GAMES_WON_SCALE = (_scale(n) for n in ("turns", "hand_number", "games_won"))
 RULE_PARAMS = np.array([param for _, param, _ in RULE_FEATURES], dtype=np.int64)
 RULE_SCALES = np.array(_BY_NAME["rules"].scale, dtype=np.float64)
@@ -337,5 +372,15 @@ def observation_high() -> np.ndarray:
     return high
 
 
-__all__ = ["OBS_BLOCKS", "OBS_LAYOUT", "OBS_SIZE", "KNOCK_BASE", "ObsBlock", "decode", "encode_kernel", "encode_match",
-           "encode_one", "observation_high"]  # fmt: skip
+__all__ = [
+    "OBS_BLOCKS",
+    "OBS_LAYOUT",
+    "OBS_SIZE",
+    "KNOCK_BASE",
+    "ObsBlock",
+    "decode",
+    "encode_kernel",
+    "encode_match",
+    "encode_one",
+    "observation_high",
+]

@@ -53,8 +53,12 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     continues the stream; `options={"deck": [...], "first_dealer": 0 or 1}` fixes the first deal.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "name": "hollywood_gin_v1", "is_parallelizable": False,
-                "render_fps": 4}  # fmt: skip
+    metadata = {
+        "render_modes": ["ansi", "human"],
+        "name": "hollywood_gin_v1",
+        "is_parallelizable": False,
+        "render_fps": 4,
+    }
 
     def __init__(self, rules: Rules | None = None, reward: str = "hand", render_mode: str | None = None) -> None:
         super().__init__()
@@ -122,8 +126,19 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         self._engine.step(np.array([value], dtype=np.int64))
         self._reward[0], self._ended[0] = 0.0, False
         s = self._engine.state
-        _batch.credit(s.last_step, s.last_hand, s.match, s.sheet(), self._engine.params, self._seat0, self._one,
-                      self._mode, False, self._reward, self._ended)  # fmt: skip
+        _batch.credit(
+            s.last_step,
+            s.last_hand,
+            s.match,
+            s.sheet(),
+            self._engine.params,
+            self._seat0,
+            self._one,
+            self._mode,
+            False,
+            self._reward,
+            self._ended,
+        )
         self.rewards = {"player_0": float(self._reward[0]), "player_1": -float(self._reward[0])}
         if self._engine.done[0]:
             self.terminations = dict.fromkeys(self.agents, True)

@@ -93,8 +93,7 @@ def draw_card(draw: ImageDraw.ImageDraw, card: int, x: int, y: int) -> None:
 
 def draw_back(draw: ImageDraw.ImageDraw, x: int, y: int) -> None:
     """A face-down card (the stock)."""
-    draw.rounded_rectangle([x, y, x + CARD_W - 1, y + CARD_H - 1], radius=6, fill=CARD_BACK, outline=CARD_FACE,
-                           width=2)  # fmt: skip
+    draw.rounded_rectangle([x, y, x + CARD_W - 1, y + CARD_H - 1], radius=6, fill=CARD_BACK, outline=CARD_FACE, width=2)
     draw.rounded_rectangle([x + 6, y + 6, x + CARD_W - 7, y + CARD_H - 7], radius=4, outline=(120, 150, 220))
 
 
@@ -139,8 +138,9 @@ def _pile_row(draw: ImageDraw.ImageDraw, game: Any) -> None:
     if stock:
         draw_back(draw, HAND_X, PILE_Y)
     else:
-        draw.rounded_rectangle([HAND_X, PILE_Y, HAND_X + CARD_W - 1, PILE_Y + CARD_H - 1], radius=6,
-                               outline=FELT_DARK, width=2)  # fmt: skip
+        draw.rounded_rectangle(
+            [HAND_X, PILE_Y, HAND_X + CARD_W - 1, PILE_Y + CARD_H - 1], radius=6, outline=FELT_DARK, width=2
+        )
     pile = game.discard_pile
     x0 = HAND_X + CARD_W + 40
     draw.text((x0, PILE_Y - 26), f"discard pile {len(pile)}, face-up card on the right", font=_font(18), fill=TEXT)

@@ -50,8 +50,10 @@ def sample_legal(masks: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """actions[i] = a uniformly chosen legal action of masks[i] given uniforms[i] in [0, 1); -1 if none."""
     masks, uniforms = np.asarray(masks), np.asarray(uniforms)
     if masks.ndim != 2 or uniforms.shape != (masks.shape[0],):
-        raise ValueError(f"sample_legal takes masks of shape (B, actions) and uniforms of shape (B,), got "
-                         f"{masks.shape} and {uniforms.shape}")  # fmt: skip
+        raise ValueError(
+            f"sample_legal takes masks of shape (B, actions) and uniforms of shape (B,), got "
+            f"{masks.shape} and {uniforms.shape}"
+        )
     out = np.empty(masks.shape[0], dtype=np.int64)
     _sample_legal(masks, uniforms, out)
     return out

@@ -30,8 +30,13 @@ class SessionError(ValueError):
 
 def save_match(path: str, game: Game, human: int, opponent: str) -> None:
     """Write the match (its engine event log, the human's seat, the opponent) to path atomically."""
-    data = {"format": FILE_FORMAT, "version": FILE_VERSION, "human_seat": human, "opponent": opponent,
-            "events": game.events}  # fmt: skip
+    data = {
+        "format": FILE_FORMAT,
+        "version": FILE_VERSION,
+        "human_seat": human,
+        "opponent": opponent,
+        "events": game.events,
+    }
     atomic_write_text(path, json.dumps(data))
 
 
@@ -52,8 +57,9 @@ def _field(data: dict, key: str, allowed: tuple, path: str) -> Any:
     """data[key] if it is one of `allowed` (compared by type too, so True is not 1); ValueError naming it else."""
     value = data.get(key)
     if not any(type(value) is type(a) and value == a for a in allowed):
-        raise ValueError(f"{path}: {key} {value!r} is not allowed: this program reads {key} "
-                         f"{' or '.join(repr(a) for a in allowed)}")  # fmt: skip
+        raise ValueError(
+            f"{path}: {key} {value!r} is not allowed: this program reads {key} {' or '.join(repr(a) for a in allowed)}"
+        )
     return value
 
 

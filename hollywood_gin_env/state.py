@@ -106,12 +106,24 @@ class EngineState(NamedTuple):
             return np.zeros((n, *shape), dtype=np.int64)
 
         return cls(
-            match=z(NUM_MATCH_FIELDS), last_step=z(NUM_STEP_FIELDS), last_hand=z(NUM_HAND_FIELDS), hands=z(2),
-            deck=z(NUM_CARDS), pile=z(NUM_CARDS), took=z(2), discarded=z(2), declined=z(2),
-            totals=z(MAX_GAMES, 2), entries=z(MAX_GAMES, 2), game_winner=z(MAX_GAMES), game_net=z(MAX_GAMES),
-            hand_wins=z(2), rng=np.zeros(n, dtype=np.uint64), legal=np.zeros((n, NUM_ACTIONS), dtype=np.int8),
+            match=z(NUM_MATCH_FIELDS),
+            last_step=z(NUM_STEP_FIELDS),
+            last_hand=z(NUM_HAND_FIELDS),
+            hands=z(2),
+            deck=z(NUM_CARDS),
+            pile=z(NUM_CARDS),
+            took=z(2),
+            discarded=z(2),
+            declined=z(2),
+            totals=z(MAX_GAMES, 2),
+            entries=z(MAX_GAMES, 2),
+            game_winner=z(MAX_GAMES),
+            game_net=z(MAX_GAMES),
+            hand_wins=z(2),
+            rng=np.zeros(n, dtype=np.uint64),
+            legal=np.zeros((n, NUM_ACTIONS), dtype=np.int8),
             discard_dw=z(NUM_CARDS),
-        )  # fmt: skip
+        )
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays as a plain tuple, as the kernels take them (see `named`)."""

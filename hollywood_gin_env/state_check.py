@@ -72,23 +72,55 @@ _GAMES_MASK = (0, (1 << MAX_GAMES) - 1)
 
 #: (low, high) of every value, per field, or per column of the three per-match tables.
 RANGES: dict[str, Any] = {
-    "match": {M_PHASE: (0, PHASE_OVER), M_PLAYER: _PLAYER, M_DEALER: _PLAYER, M_STOCK_POS: (0, NUM_CARDS),
-              M_PILE_LEN: (0, NUM_CARDS), M_TAKEN: _CARD_OR_NONE, M_MUST_KNOCK: _FLAG, M_WINNER: _PLAYER_OR_NONE,
-              M_HAND_NO: _COUNT, M_TURNS: _COUNT},
+    "match": {
+        M_PHASE: (0, PHASE_OVER),
+        M_PLAYER: _PLAYER,
+        M_DEALER: _PLAYER,
+        M_STOCK_POS: (0, NUM_CARDS),
+        M_PILE_LEN: (0, NUM_CARDS),
+        M_TAKEN: _CARD_OR_NONE,
+        M_MUST_KNOCK: _FLAG,
+        M_WINNER: _PLAYER_OR_NONE,
+        M_HAND_NO: _COUNT,
+        M_TURNS: _COUNT,
+    },
     "last_step": {S_HAND_OVER: _FLAG, S_DONE_NOW: _FLAG, S_ILLEGAL: _FLAG, S_DRAWN: _CARD_OR_NONE},
-    "last_hand": {R_KIND: (0, len(KIND_NAMES) - 1), R_KNOCKER: _PLAYER_OR_NONE, R_WINNER: _PLAYER_OR_NONE,
-                  R_KNOCKER_DW: _COUNT, R_DEFENDER_DW: _COUNT, R_POINTS: _COUNT, R_KNOCKER_HAND: _MASK,
-                  R_DEFENDER_HAND: _MASK, R_DISCARD: _CARD, R_CREDITED: _GAMES_MASK, R_CLOSED: _GAMES_MASK,
-                  R_TURNS: _COUNT},
-    "hands": _MASK, "deck": _CARD, "pile": _CARD, "took": _MASK, "discarded": _MASK, "declined": _MASK,
-    "totals": _COUNT, "entries": _COUNT, "game_winner": _PLAYER_OR_NONE, "game_net": (-COUNT_MAX, COUNT_MAX),
-    "hand_wins": _COUNT, "rng": None, "legal": _FLAG, "discard_dw": (0, BIG),
-}  # fmt: skip
+    "last_hand": {
+        R_KIND: (0, len(KIND_NAMES) - 1),
+        R_KNOCKER: _PLAYER_OR_NONE,
+        R_WINNER: _PLAYER_OR_NONE,
+        R_KNOCKER_DW: _COUNT,
+        R_DEFENDER_DW: _COUNT,
+        R_POINTS: _COUNT,
+        R_KNOCKER_HAND: _MASK,
+        R_DEFENDER_HAND: _MASK,
+        R_DISCARD: _CARD,
+        R_CREDITED: _GAMES_MASK,
+        R_CLOSED: _GAMES_MASK,
+        R_TURNS: _COUNT,
+    },
+    "hands": _MASK,
+    "deck": _CARD,
+    "pile": _CARD,
+    "took": _MASK,
+    "discarded": _MASK,
+    "declined": _MASK,
+    "totals": _COUNT,
+    "entries": _COUNT,
+    "game_winner": _PLAYER_OR_NONE,
+    "game_net": (-COUNT_MAX, COUNT_MAX),
+    "hand_wins": _COUNT,
+    "rng": None,
+    "legal": _FLAG,
+    "discard_dw": (0, BIG),
+}
 
 
 #: The state module's name of each column of the per-match tables, for messages.
-COLUMN_NAMES = {table: {value: key for key, value in vars(state_module).items() if key.startswith(prefix)}
-                for table, prefix in (("match", "M_"), ("last_step", "S_"), ("last_hand", "R_"))}  # fmt: skip
+COLUMN_NAMES = {
+    table: {value: key for key, value in vars(state_module).items() if key.startswith(prefix)}
+    for table, prefix in (("match", "M_"), ("last_step", "S_"), ("last_hand", "R_"))
+}
 
 
 def check_engine_state(arrays: Mapping[str, Any], num_matches: int, params: np.ndarray) -> EngineState:
@@ -116,8 +148,9 @@ def _typed(arrays: Mapping[str, Any], num_matches: int) -> EngineState:
         array, shape = arrays[name], (num_matches, *model.shape[1:])
         if not isinstance(array, np.ndarray) or array.dtype != model.dtype or array.shape != shape:
             found = f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray) else type(array).__name__
-            raise ValueError(f"engine state field {name!r} must be an array of dtype {model.dtype} and shape "
-                             f"{shape}, got {found}")  # fmt: skip
+            raise ValueError(
+                f"engine state field {name!r} must be an array of dtype {model.dtype} and shape {shape}, got {found}"
+            )
         fields[name] = array
     return EngineState(**fields)
 
@@ -168,15 +201,21 @@ def _phase_problems(state: EngineState, params: np.ndarray) -> list[tuple[str, n
         ("match", stock_pos < FIRST_STOCK_POS, f"M_STOCK_POS of a match in progress is {FIRST_STOCK_POS} or more"),
         ("match", m[:, M_WINNER] != -1, "a match in progress has no winner (M_WINNER -1)"),
         ("match", m[:, M_HAND_NO] < 1, "a match in progress has dealt a hand (M_HAND_NO 1 or more)"),
-        ("match", offer & ((pile_len != 1) | (stock_pos != FIRST_STOCK_POS)),
-         "during the upcard offer the pile holds the upcard only and the stock is whole"),
+        (
+            "match",
+            offer & ((pile_len != 1) | (stock_pos != FIRST_STOCK_POS)),
+            "during the upcard offer the pile holds the upcard only and the stock is whole",
+        ),
         ("match", other_phase & (pile_len < 1), "the discard pile is empty outside the discard phase"),
         ("match", (phase == PHASE_DRAW) & (stock <= dead_stock), "the draw phase has no stock left to draw from"),
         ("match", (phase == PHASE_LAST_DISCARD) & (stock > dead_stock), "the last-discard phase has stock left"),
-        ("match", other_phase & ((m[:, M_TAKEN] != -1) | (m[:, M_MUST_KNOCK] != 0)),
-         "M_TAKEN is -1 and M_MUST_KNOCK 0 outside the discard phase"),
+        (
+            "match",
+            other_phase & ((m[:, M_TAKEN] != -1) | (m[:, M_MUST_KNOCK] != 0)),
+            "M_TAKEN is -1 and M_MUST_KNOCK 0 outside the discard phase",
+        ),
         ("game_winner", ~_undecided(state, params), "a match in progress is already decided"),
-    ]  # fmt: skip
+    ]
 
 
 def _card_problems(state: EngineState) -> list[tuple[str, np.ndarray, str]]:
@@ -192,14 +231,23 @@ def _card_problems(state: EngineState) -> list[tuple[str, np.ndarray, str]]:
     union = own | other | pile | stock
     return [
         ("deck", np.sort(state.deck, axis=1) != np.arange(NUM_CARDS), "not all 52 cards once"),
-        ("hands", (_popcount(own) != HAND_SIZE + discarding) | (_popcount(other) != HAND_SIZE),
-         "the hands must hold 10 cards each (11 for the player to discard)"),
-        ("hands", (union != FULL_DECK_MASK) | (counts != NUM_CARDS) | (pile_count != _popcount(pile)),
-         "the hands, the discard pile (M_PILE_LEN long) and the stock must hold each card exactly once"),
-        ("match", discarding & (taken >= 0) & ((own >> np.maximum(taken, 0)) & 1 == 0),
-         "the card taken this turn (M_TAKEN) is not in the hand"),
+        (
+            "hands",
+            (_popcount(own) != HAND_SIZE + discarding) | (_popcount(other) != HAND_SIZE),
+            "the hands must hold 10 cards each (11 for the player to discard)",
+        ),
+        (
+            "hands",
+            (union != FULL_DECK_MASK) | (counts != NUM_CARDS) | (pile_count != _popcount(pile)),
+            "the hands, the discard pile (M_PILE_LEN long) and the stock must hold each card exactly once",
+        ),
+        (
+            "match",
+            discarding & (taken >= 0) & ((own >> np.maximum(taken, 0)) & 1 == 0),
+            "the card taken this turn (M_TAKEN) is not in the hand",
+        ),
         ("took", state.took & ~state.hands != 0, "a card taken from the pile is not in the hand"),
-    ]  # fmt: skip
+    ]
 
 
 def _undecided(state: EngineState, params: np.ndarray) -> np.ndarray:

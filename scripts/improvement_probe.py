@@ -142,8 +142,9 @@ def is_probed(decisions: str, observations: np.ndarray, masks: np.ndarray) -> np
     return discard if decisions == "discard" else ~discard
 
 
-def collect(agents: SeatAgents, decisions: str, positions: int, share: float,
-            seed: int) -> tuple[np.ndarray, np.ndarray, EngineState, np.ndarray, np.ndarray, int]:  # fmt: skip
+def collect(
+    agents: SeatAgents, decisions: str, positions: int, share: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, EngineState, np.ndarray, np.ndarray, int]:
     """(observations, masks, true states) of `positions` seat-0 decisions of the kind probed, a sample of all its
     decisions (observations, masks) for the KL anchor, and the hands played."""
     env = SelfPlayVectorEnv(MATCHES, episode="match")
@@ -172,8 +173,14 @@ def collect(agents: SeatAgents, decisions: str, positions: int, share: float,
     return observations, masks, states, np.concatenate(anchor_obs), np.concatenate(anchor_masks), hands
 
 
-def label(states: EngineState, observations: np.ndarray, masks: np.ndarray, first: np.ndarray, agents: SeatAgents,
-          candidates: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def label(
+    states: EngineState,
+    observations: np.ndarray,
+    masks: np.ndarray,
+    first: np.ndarray,
+    agents: SeatAgents,
+    candidates: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """(advantages, has) of every position: `warmstart.rollout_advantages` in chunks, both seats played out by
     `agents`."""
     params = Rules().to_params()
@@ -181,13 +188,23 @@ def label(states: EngineState, observations: np.ndarray, masks: np.ndarray, firs
     has = np.zeros((first.size, NUM_ACTIONS), dtype=np.bool_)
     for start in range(0, first.size, LABEL_CHUNK):
         rows = np.arange(start, min(first.size, start + LABEL_CHUNK))
-        adv[rows], has[rows] = rollout_advantages(states, rows, observations[rows], masks[rows].astype(np.bool_),
-                                                  first[rows], agents, DEFAULT_WEIGHTS, candidates, params)  # fmt: skip
+        adv[rows], has[rows] = rollout_advantages(
+            states,
+            rows,
+            observations[rows],
+            masks[rows].astype(np.bool_),
+            first[rows],
+            agents,
+            DEFAULT_WEIGHTS,
+            candidates,
+            params,
+        )
     return adv, has
 
 
-def held_out_gain(logits: torch.Tensor, masks: torch.Tensor, first: np.ndarray, adv: np.ndarray,
-                  has: np.ndarray) -> dict[str, float]:  # fmt: skip
+def held_out_gain(
+    logits: torch.Tensor, masks: torch.Tensor, first: np.ndarray, adv: np.ndarray, has: np.ndarray
+) -> dict[str, float]:
     """`choice_gain` of the logits' masked argmax."""
     return choice_gain(mask_logits(logits, masks).argmax(1).numpy(), first, adv, has)
 
@@ -198,14 +215,20 @@ def choice_gain(choice: np.ndarray, first: np.ndarray, adv: np.ndarray, has: np.
     rows = np.arange(choice.size)
     labelled = has[rows, choice]
     gain = np.where(labelled, adv[rows, choice] - adv[rows, first], 0.0)
-    return {"gain": float(gain.mean()), "se": float(gain.std(ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else 0.0,
-            "changed": float((choice != first).mean()), "outside": float((~labelled).mean())}  # fmt: skip
+    return {
+        "gain": float(gain.mean()),
+        "se": float(gain.std(ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else 0.0,
+        "changed": float((choice != first).mean()),
+        "outside": float((~labelled).mean()),
+    }
 
 
 def describe(score: dict[str, float], what: str = "held-out gain") -> str:
     """One line of held_out_gain's (or choice_gain's) figures."""
-    return (f"{what} {score['gain']:+.3f} ± {score['se']:.3f} points a decision, {score['changed']:.1%} of "
-            f"choices changed, {score['outside']:.1%} outside the candidates")  # fmt: skip
+    return (
+        f"{what} {score['gain']:+.3f} ± {score['se']:.3f} points a decision, {score['changed']:.1%} of "
+        f"choices changed, {score['outside']:.1%} outside the candidates"
+    )
 
 
 def kl_from(old: torch.Tensor, logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
@@ -214,8 +237,9 @@ def kl_from(old: torch.Tensor, logits: torch.Tensor, masks: torch.Tensor) -> tor
     return (old.exp() * (old - new)).masked_fill(~masks, 0.0).sum(-1).mean()
 
 
-def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, lr: float, epochs: int,
-             seed: int, report=print) -> list[dict[str, float]]:  # fmt: skip
+def finetune(
+    policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, lr: float, epochs: int, seed: int, report=print
+) -> list[dict[str, float]]:
     """Fine-tune `policy` in place on the labelled positions (module docstring); the held-out scores before the first
     epoch and after each. With data["revealed"] (`revealed_cards`), `policy` is a WithHand that reads it."""
     generator = torch.Generator().manual_seed(seed)
@@ -256,7 +280,8 @@ def finetune(policy: torch.nn.Module, data: dict[str, np.ndarray], beta: float, 
             logits = logits_of(x[idx], idx)
             log_probs = masked_log_probs(logits, m[idx])
             loss = -expected_advantage(log_probs, adv[idx], has[idx]) + beta * (
-                kl_from(old[idx], logits, m[idx]) + kl_from(old_anchor[anchor], base(xa[anchor]), ma[anchor]))
+                kl_from(old[idx], logits, m[idx]) + kl_from(old_anchor[anchor], base(xa[anchor]), ma[anchor])
+            )
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
@@ -282,23 +307,40 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
-    parser.add_argument("--reveal", type=float, metavar="P", help="the power check: the fine-tuned copy also reads "
-                        "each of the opponent's cards with chance P (module docstring)")  # fmt: skip
-    parser.add_argument("--wider", metavar="WxD", help="the capacity check: the fine-tuned copy adds an MLP of D "
-                        "hidden layers of W units over the policy's inputs, zero at the start (module docstring)")
+    parser.add_argument(
+        "--reveal",
+        type=float,
+        metavar="P",
+        help="the power check: the fine-tuned copy also reads "
+        "each of the opponent's cards with chance P (module docstring)",
+    )
+    parser.add_argument(
+        "--wider",
+        metavar="WxD",
+        help="the capacity check: the fine-tuned copy adds an MLP of D "
+        "hidden layers of W units over the policy's inputs, zero at the start (module docstring)",
+    )
     parser.add_argument("--save", help="write the fine-tuned policy to this checkpoint path (to evaluate it)")
-    parser.add_argument("--score", metavar="AGENT", help="instead of fine-tuning, score this agent's choices (any "
-                        "spec, e.g. a search agent) on every labelled position against the policy's own")  # fmt: skip
+    parser.add_argument(
+        "--score",
+        metavar="AGENT",
+        help="instead of fine-tuning, score this agent's choices (any "
+        "spec, e.g. a search agent) on every labelled position against the policy's own",
+    )
     args = parser.parse_args()
     if args.positions < 10 or not 0.0 < args.share <= 1.0 or not 1 <= args.candidates <= 11:
         parser.error("--positions must be at least 10, --share in (0, 1], --candidates in 1..11")
     if args.reveal is not None and (not 0.0 <= args.reveal <= 1.0 or args.save or args.score):
-        parser.error(f"--reveal {args.reveal}: must lie in [0, 1], and a copy that reads the opponent's cards cannot "
-                     "be saved or scored (--save, --score)")  # fmt: skip
+        parser.error(
+            f"--reveal {args.reveal}: must lie in [0, 1], and a copy that reads the opponent's cards cannot "
+            "be saved or scored (--save, --score)"
+        )
     if args.wider is not None:
         if args.reveal is not None or args.save or args.score:
-            parser.error(f"--wider {args.wider}: a copy with an extra MLP cannot also read the opponent's cards, be "
-                         "saved or be scored (--reveal, --save, --score)")  # fmt: skip
+            parser.error(
+                f"--wider {args.wider}: a copy with an extra MLP cannot also read the opponent's cards, be "
+                "saved or be scored (--reveal, --save, --score)"
+            )
         try:
             wider = parse_wider(args.wider)
         except ValueError as error:
@@ -307,23 +349,34 @@ def main() -> None:
     policy, config = load_checkpoint(args.checkpoint)
     agents = SeatAgents(load_agent(f"checkpoint:{args.checkpoint}"), load_agent(args.opponent))
     start = time.time()
-    obs, masks, states, anchor_obs, anchor_masks, hands = collect(agents, args.decisions, args.positions, args.share,
-                                                                  args.seed)  # fmt: skip
+    obs, masks, states, anchor_obs, anchor_masks, hands = collect(
+        agents, args.decisions, args.positions, args.share, args.seed
+    )
     first = agents.act(obs, masks)
     adv, has = label(states, obs, masks, first, agents, args.candidates)
-    print(f"{args.positions} {args.decisions} positions from {hands} hands, {has.sum(1).mean():.1f} candidates "
-          f"each, labelled in {time.time() - start:.0f} s")  # fmt: skip
+    print(
+        f"{args.positions} {args.decisions} positions from {hands} hands, {has.sum(1).mean():.1f} candidates "
+        f"each, labelled in {time.time() - start:.0f} s"
+    )
     if args.score:
         started = time.time()
         scored = load_agent(args.score, seed=args.seed)
         # in chunks: a search agent holds an engine state per candidate and rollout of every row it is given
-        choice = np.concatenate([scored.act(obs[i : i + LABEL_CHUNK], masks[i : i + LABEL_CHUNK])
-                                 for i in range(0, len(obs), LABEL_CHUNK)])  # fmt: skip
+        choice = np.concatenate(
+            [scored.act(obs[i : i + LABEL_CHUNK], masks[i : i + LABEL_CHUNK]) for i in range(0, len(obs), LABEL_CHUNK)]
+        )
         score = describe(choice_gain(choice, first, adv, has), "gain over the policy")
         print(f"{args.score}: {score} ({time.time() - started:.0f} s)")
         return
-    data = {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
-            "anchor_masks": anchor_masks}  # fmt: skip
+    data = {
+        "obs": obs,
+        "masks": masks,
+        "first": first,
+        "adv": adv,
+        "has": has,
+        "anchor_obs": anchor_obs,
+        "anchor_masks": anchor_masks,
+    }
     if args.reveal is not None:
         data["revealed"] = revealed_cards(states, 1, args.reveal, args.seed)  # seat 1 is the opponent
         policy = WithHand(policy)

@@ -22,8 +22,14 @@ def test_there_are_benchmarks():
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
 def test_benchmark_runs_in_smoke_mode(script):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, str(script), "--smoke", "--json"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script), "--smoke", "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     numbers = [v for v in figures.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]

@@ -38,13 +38,21 @@ ALLOCATION_BOUND_MB = 150
 def hollow_checkpoint(path, hidden_sizes, arch="mlp"):
     """A checkpoint whose every tensor is one float expanded (stride 0) to the shape the config expects."""
     config = {"arch": arch, "hidden_sizes": hidden_sizes, "card_channels": 8}
-    full = {**config, "obs_size": 567, "num_actions": 107, "activation": "relu", "take_features": False,
-            "lookahead_features": False, "deterministic": True}  # fmt: skip
+    full = {
+        **config,
+        "obs_size": 567,
+        "num_actions": 107,
+        "activation": "relu",
+        "take_features": False,
+        "lookahead_features": False,
+        "deterministic": True,
+    }
     with torch.device("meta"):
         shapes = {name: tuple(t.shape) for name, t in build_policy(full).state_dict().items()}
     state = {name: torch.zeros(1).expand(shape) for name, shape in shapes.items()}
-    torch.save({"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config,
-                "state_dict": state}, path)  # fmt: skip
+    torch.save(
+        {"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config, "state_dict": state}, path
+    )
     return path
 
 
@@ -68,8 +76,9 @@ def load_in_child(path) -> dict:
     """Load `path` with load_agent in a child whose address space is capped at 4 GiB (so a regression fails fast
     instead of swapping): its ValueError message and how much its peak RSS grew."""
     limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
-    child = subprocess.run([sys.executable, "-c", limit + CHILD, str(path)], capture_output=True, text=True,
-                           timeout=300)  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-c", limit + CHILD, str(path)], capture_output=True, text=True, timeout=300
+    )
     assert child.returncode == 0, child.stderr[-2000:]
     return json.loads(child.stdout.strip().splitlines()[-1])
 
@@ -113,8 +122,9 @@ def _good_state():
 
 
 def _save(path, config, state):
-    torch.save({"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config,
-                "state_dict": state}, path)  # fmt: skip
+    torch.save(
+        {"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config, "state_dict": state}, path
+    )
     return path
 
 

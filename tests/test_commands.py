@@ -115,10 +115,22 @@ def gin_deck() -> list[int]:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("hint", "hint"), ("h", "hint"), ("?", "hint"), ("sheet", "sheet"), ("score", "sheet"), ("s", "sheet"),
-     ("log", "log"), ("l", "log"), ("help", "help"), ("HELP", "help"), ("quit", "quit"), ("q", "quit"),
-     ("exit", "quit")],
-)  # fmt: skip
+    [
+        ("hint", "hint"),
+        ("h", "hint"),
+        ("?", "hint"),
+        ("sheet", "sheet"),
+        ("score", "sheet"),
+        ("s", "sheet"),
+        ("log", "log"),
+        ("l", "log"),
+        ("help", "help"),
+        ("HELP", "help"),
+        ("quit", "quit"),
+        ("q", "quit"),
+        ("exit", "quit"),
+    ],
+)
 def test_table_commands(text, kind):
     assert parse_command(text, table_game(), 1) == Command(kind)
 

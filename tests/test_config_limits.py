@@ -19,8 +19,12 @@ import pytest
 
 from agents.config import LIMITS, SECTIONS, config_from_dict, load_config
 
-FLOAT_FIELDS = [(section, f.name) for section, cls in SECTIONS.items() for f in dataclasses.fields(cls)
-                if get_type_hints(cls)[f.name] is float]  # fmt: skip
+FLOAT_FIELDS = [
+    (section, f.name)
+    for section, cls in SECTIONS.items()
+    for f in dataclasses.fields(cls)
+    if get_type_hints(cls)[f.name] is float
+]
 
 
 def test_every_float_field_is_covered():

@@ -147,8 +147,11 @@ def env_and_state():
 
 
 def copy_state(state: dict) -> dict:
-    return {"engine": {k: v.copy() for k, v in state["engine"].items()}, "decision_step": state["decision_step"].copy(),
-            "step": state["step"]}  # fmt: skip
+    return {
+        "engine": {k: v.copy() for k, v in state["engine"].items()},
+        "decision_step": state["decision_step"].copy(),
+        "step": state["step"],
+    }
 
 
 @pytest.mark.parametrize("name", list(CORRUPTIONS))

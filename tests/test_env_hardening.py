@@ -62,11 +62,14 @@ def step_until_the_opponent_fails(env: HollywoodGinEnv, opponent: Flaky) -> Exce
     raise AssertionError("the opponent never failed")
 
 
-@pytest.mark.parametrize("answer, error, text", [
-    ("raise", RuntimeError, "opponent crashed"),
-    ("short", ValueError, r"actions of opponent 'flaky' must have shape \(1,\).*got shape \(0,\)"),
-    ("float", TypeError, r"actions of opponent 'flaky' must be an integer array.*float64"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "answer, error, text",
+    [
+        ("raise", RuntimeError, "opponent crashed"),
+        ("short", ValueError, r"actions of opponent 'flaky' must have shape \(1,\).*got shape \(0,\)"),
+        ("float", TypeError, r"actions of opponent 'flaky' must be an integer array.*float64"),
+    ],
+)
 def test_a_failing_opponent_leaves_the_single_env_needing_a_reset(answer, error, text):
     """Today the learner's next step is played as the opponent's move; now it raises ResetNeeded until reset."""
     opponent = Flaky(fail_at=3, answer=answer)
@@ -139,22 +142,29 @@ def test_the_evaluator_names_an_agent_answering_with_floats():
 # --- item 2: no silent casts ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [
-    lambda: HollywoodGinVectorEnv(8),
-    lambda: SelfPlayVectorEnv(8),
-], ids=["vector", "selfplay"])  # fmt: skip
-@pytest.mark.parametrize("actions, error, text", [
-    (np.full(8, 1.7), TypeError, "got dtype float64"),
-    (np.full(8, 1.0), TypeError, "got dtype float64"),
-    (np.full(8, np.nan), TypeError, "got dtype float64"),
-    (np.ones(8, dtype=bool), TypeError, "got dtype bool"),
-    (np.array(["1"] * 8), TypeError, "got dtype <U1"),
-    (np.ones((8, 1), dtype=np.int64), ValueError, r"shape \(8,\).*got shape \(8, 1\)"),
-    (np.ones((2, 4), dtype=np.int64), ValueError, r"got shape \(2, 4\)"),
-    (np.ones(7, dtype=np.int64), ValueError, r"got shape \(7,\)"),
-    (np.int64(1), ValueError, r"got shape \(\)"),
-    ([1.0] * 8, TypeError, "type float"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: HollywoodGinVectorEnv(8),
+        lambda: SelfPlayVectorEnv(8),
+    ],
+    ids=["vector", "selfplay"],
+)
+@pytest.mark.parametrize(
+    "actions, error, text",
+    [
+        (np.full(8, 1.7), TypeError, "got dtype float64"),
+        (np.full(8, 1.0), TypeError, "got dtype float64"),
+        (np.full(8, np.nan), TypeError, "got dtype float64"),
+        (np.ones(8, dtype=bool), TypeError, "got dtype bool"),
+        (np.array(["1"] * 8), TypeError, "got dtype <U1"),
+        (np.ones((8, 1), dtype=np.int64), ValueError, r"shape \(8,\).*got shape \(8, 1\)"),
+        (np.ones((2, 4), dtype=np.int64), ValueError, r"got shape \(2, 4\)"),
+        (np.ones(7, dtype=np.int64), ValueError, r"got shape \(7,\)"),
+        (np.int64(1), ValueError, r"got shape \(\)"),
+        ([1.0] * 8, TypeError, "type float"),
+    ],
+)
 def test_batched_envs_refuse_what_is_not_an_integer_array_of_shape_n(make, actions, error, text):
     """Today these are cast (1.7 plays as 1, (8, 1) is reshaped, NaN warns); now they raise, state unchanged."""
     env = make()

@@ -88,8 +88,9 @@ def test_bradley_terry_two_players_known_values():
 def test_bradley_terry_recovers_exact_strengths_and_prior_keeps_sweeps_finite():
     strengths = np.array([1.0, 2.0, 4.0])
     n = 1200
-    wins = np.array([[n * si / (si + sj) if i != j else 0 for j, sj in enumerate(strengths)]
-                     for i, si in enumerate(strengths)])  # fmt: skip
+    wins = np.array(
+        [[n * si / (si + sj) if i != j else 0 for j, sj in enumerate(strengths)] for i, si in enumerate(strengths)]
+    )
     ratings, _ = bradley_terry(wins, prior=0.0)
     expected = 400 * np.log10(strengths)
     assert ratings == pytest.approx(expected - expected.mean(), abs=1e-6)
@@ -154,8 +155,23 @@ def test_greedy_beats_random_and_expert_beats_greedy_on_small_runs():
 
 def test_cli_json_and_table(tmp_path, capsys):
     path = tmp_path / "report.json"
-    assert main(["--agents", "greedy", "random", "--matches", "10", "--json", str(path), "--no-progress",
-                 "--rules", "game_target=50"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "--agents",
+                "greedy",
+                "random",
+                "--matches",
+                "10",
+                "--json",
+                str(path),
+                "--no-progress",
+                "--rules",
+                "game_target=50",
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     assert "greedy vs random" in table and "rating" in table
     report = json.loads(path.read_text())
@@ -169,8 +185,13 @@ def test_cli_json_and_table(tmp_path, capsys):
 
 
 def test_root_script_runs():
-    out = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), "--agents", "greedy", "random", "--matches",
-                          "4", "--no-progress"], capture_output=True, text=True, cwd=ROOT, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "evaluate.py"), "--agents", "greedy", "random", "--matches", "4", "--no-progress"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     assert "greedy vs random" in out.stdout
 
 
@@ -236,10 +257,14 @@ def test_the_table_stays_aligned_with_a_long_checkpoint_name():
 def test_schedule_refuses_bad_values_by_name():
     from hollywood_gin_env.evaluate import Schedule
 
-    for kwargs, message in [({"workers": 0}, "workers=0"), ({"chunk_matches": 7}, "chunk_matches=7"),
-                            ({"chunk_timeout": float("nan")}, "chunk_timeout=nan"), ({"max_retries": -1}, "retries"),
-                            ({"task_cpus": 0}, "task_cpus=0"),
-                            ({"ray_address": "1.2.3.4:6379"}, "needs workers of 2 or more")]:  # fmt: skip
+    for kwargs, message in [
+        ({"workers": 0}, "workers=0"),
+        ({"chunk_matches": 7}, "chunk_matches=7"),
+        ({"chunk_timeout": float("nan")}, "chunk_timeout=nan"),
+        ({"max_retries": -1}, "retries"),
+        ({"task_cpus": 0}, "task_cpus=0"),
+        ({"ray_address": "1.2.3.4:6379"}, "needs workers of 2 or more"),
+    ]:
         with pytest.raises(ValueError, match=message):
             Schedule(**kwargs)
     with pytest.raises(SystemExit):
@@ -256,9 +281,11 @@ def test_workers_without_ray_installed_say_how_to_install_it(monkeypatch):
 
 
 def test_one_worker_never_imports_ray():
-    code = ("import sys; from hollywood_gin_env.evaluate import main; "
-            "code = main(['--agents', 'greedy', 'random', '--matches', '4', '--no-progress', '--workers', '1']); "
-            "print(code, 'ray' in sys.modules)")  # fmt: skip
+    code = (
+        "import sys; from hollywood_gin_env.evaluate import main; "
+        "code = main(['--agents', 'greedy', 'random', '--matches', '4', '--no-progress', '--workers', '1']); "
+        "print(code, 'ray' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.splitlines()[-1] == "0 False"
 
@@ -286,8 +313,9 @@ def test_memory_does_not_grow_with_the_number_of_matches():
     """Issue 20 item 6: --matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
     peaks = {}
     for matches in ("400", "1000000000"):
-        out = subprocess.run([sys.executable, "-c", MEMORY_PROBE, matches], capture_output=True, text=True, cwd=ROOT,
-                             timeout=300)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", MEMORY_PROBE, matches], capture_output=True, text=True, cwd=ROOT, timeout=300
+        )
         code, peak = out.stdout.split()[-2:]
         assert code == "130" and "interrupted: 0 of 1 pairs finished" in out.stderr, out.stderr
         peaks[matches] = int(peak)

@@ -20,8 +20,15 @@ TWO_ENGINES = "from hollywood_gin_env.engine import Engine; Engine(1); Engine(2)
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("NUMBA_DISABLE_JIT", "NUMBA_CACHE_DIR")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
-                          env={**clean, **env}, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env={**clean, **env},
+        timeout=120,
+    )
 
 
 def test_cold_cache_prints_one_line_before_compiling(tmp_path):
@@ -53,6 +60,12 @@ def test_evaluate_help_shows_the_defaults(capsys):
         main(["--help"])
     assert info.value.code == 0
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    for fragment in ("default: ['expert', 'greedy', 'random']", "default: 2000", "default: 0", "default: no JSON",
-                     "default: shown", "default: none, the standard rules"):  # fmt: skip
+    for fragment in (
+        "default: ['expert', 'greedy', 'random']",
+        "default: 2000",
+        "default: 0",
+        "default: no JSON",
+        "default: shown",
+        "default: none, the standard rules",
+    ):
         assert fragment in text

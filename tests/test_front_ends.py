@@ -31,9 +31,12 @@ def deals_of_every_front_end(seed: int) -> dict[str, tuple[list[int], int]]:
     aec = raw_env()
     aec.reset(seed=seed)
     return {
-        "game": first_deal(game._engine), "single": first_deal(single.engine), "vector": first_deal(vector.engine, 2),
-        "selfplay": first_deal(selfplay.engine), "pettingzoo": first_deal(aec._engine),
-    }  # fmt: skip
+        "game": first_deal(game._engine),
+        "single": first_deal(single.engine),
+        "vector": first_deal(vector.engine, 2),
+        "selfplay": first_deal(selfplay.engine),
+        "pettingzoo": first_deal(aec._engine),
+    }
 
 
 @pytest.mark.parametrize("seed", [2, 17, 2**63 + 5])

@@ -205,8 +205,13 @@ def test_r8_only_the_top_of_the_discard_pile_is_taken():
     assert "9H" in names(game.hand(NONDEALER))
     assert game.discard_pile == parse_cards("QS 7C")
     assert game.stock_size == 29  # taking from the pile does not touch the stock (R27)
-    assert last_event(game, "draw") == {"type": "draw", "player": NONDEALER, "card": parse_card("9H"),
-                                        "source": "discard", "action": TAKE}  # fmt: skip
+    assert last_event(game, "draw") == {
+        "type": "draw",
+        "player": NONDEALER,
+        "card": parse_card("9H"),
+        "source": "discard",
+        "action": TAKE,
+    }
 
 
 def test_r9_taken_card_may_not_be_discarded_later_in_the_hand_either():
@@ -290,8 +295,7 @@ def knock_actions(game: Game) -> set[int]:
     return {a for a in game.legal_actions() if a >= KNOCK_BASE}
 
 
-@pytest.mark.parametrize(("limit", "expected"), [(10, {"KD", "8C"}), (9, {"KD"}), (8, {"KD"}), (7, set()),
-                                                 (0, set())])  # fmt: skip
+@pytest.mark.parametrize(("limit", "expected"), [(10, {"KD", "8C"}), (9, {"KD"}), (8, {"KD"}), (7, set()), (0, set())])
 def test_r12_knock_actions_follow_the_knock_limit(limit, expected):
     """R12: AS 2S 3S 4H 5H 6H 7C 7D 7S KD + 8C from the stock. Throwing KD leaves 8; throwing 8C leaves KD = 10;
     any other discard breaks a meld (e.g. AS: 2+3+10+8 = 23). So KD knocks up to limit 8 and 8C at limit 10.
@@ -315,7 +319,11 @@ def test_r12_knock_limit_zero_allows_only_gin():
     game.step(knock("KD"))
     result = game.last_result
     assert (result["kind"], result["knocker_deadwood"], result["defender_deadwood"], result["points"]) == (
-        "gin", 0, 36, 61)  # fmt: skip
+        "gin",
+        0,
+        36,
+        61,
+    )
 
 
 def test_r12_no_knock_above_the_limit():
@@ -331,46 +339,175 @@ def test_r12_no_knock_above_the_limit():
 # (id, knocker's 10 cards, defender's 10 cards, knock discard or None, rules, kind, k, d, points, winner)
 SHOWDOWNS = [
     # E1: own meld AD 2D 3D, 6H -> 3H-5H, 8H -> 8C8D8S; d = 7C 7D 5S 9S KH = 38, so 38 - 2 = 36.
-    ("E1", "3H 4H 5H 8C 8D 8S JS QS KS 2C", "6H 8H AD 2D 3D 7C 7D 5S 9S KH", "9D", Rules(),
-     "knock", 2, 38, 36, "knocker"),
+    (
+        "E1",
+        "3H 4H 5H 8C 8D 8S JS QS KS 2C",
+        "6H 8H AD 2D 3D 7C 7D 5S 9S KH",
+        "9D",
+        Rules(),
+        "knock",
+        2,
+        38,
+        36,
+        "knocker",
+    ),
     # E2: own JC QC KC and 5D 5C 5H, 7S then 8S onto 4S-6S; d = AC+2D = 3 <= k = 8: undercut, 10 + 5 = 15.
-    ("E2", "4S 5S 6S 9C 9D 9H TH JH QH 8C", "7S 8S JC QC KC 5D 5C 5H AC 2D", None, Rules(),
-     "undercut", 8, 3, 15, "defender"),
+    (
+        "E2",
+        "4S 5S 6S 9C 9D 9H TH JH QH 8C",
+        "7S 8S JC QC KC 5D 5C 5H AC 2D",
+        None,
+        Rules(),
+        "undercut",
+        8,
+        3,
+        15,
+        "defender",
+    ),
     # E2 with undercut_bonus 25: 25 + 5 = 30.
-    ("E2-bonus25", "4S 5S 6S 9C 9D 9H TH JH QH 8C", "7S 8S JC QC KC 5D 5C 5H AC 2D", None,
-     Rules(undercut_bonus=25), "undercut", 8, 3, 30, "defender"),
+    (
+        "E2-bonus25",
+        "4S 5S 6S 9C 9D 9H TH JH QH 8C",
+        "7S 8S JC QC KC 5D 5C 5H AC 2D",
+        None,
+        Rules(undercut_bonus=25),
+        "undercut",
+        8,
+        3,
+        30,
+        "defender",
+    ),
     # E3: layoffs KS, 9D TD, 4S 5S and own 4C 4H 4D leave 5C+2C = 7 = k: a tie is an undercut, 10 + 0 = 10.
-    ("E3", "AS 2S 3S 6D 7D 8D KC KD KH 7C", "KS 9D TD 4S 5S 4C 4H 4D 5C 2C", None, Rules(),
-     "undercut", 7, 7, 10, "defender"),
+    (
+        "E3",
+        "AS 2S 3S 6D 7D 8D KC KD KH 7C",
+        "KS 9D TD 4S 5S 4C 4H 4D 5C 2C",
+        None,
+        Rules(),
+        "undercut",
+        7,
+        7,
+        10,
+        "defender",
+    ),
     # E3 with undercut_on_tie=False: the tie goes to the knocker, who scores d - k = 0.
-    ("E3-tie-to-knocker", "AS 2S 3S 6D 7D 8D KC KD KH 7C", "KS 9D TD 4S 5S 4C 4H 4D 5C 2C", None,
-     Rules(undercut_on_tie=False), "knock", 7, 7, 0, "knocker"),
+    (
+        "E3-tie-to-knocker",
+        "AS 2S 3S 6D 7D 8D KC KD KH 7C",
+        "KS 9D TD 4S 5S 4C 4H 4D 5C 2C",
+        None,
+        Rules(undercut_on_tie=False),
+        "knock",
+        7,
+        7,
+        0,
+        "knocker",
+    ),
     # E4: gin against a defender with 0 deadwood: 25 + 0 = 25 to the knocker; not an undercut.
-    ("E4", "AH 2H 3H 5C 5D 5S 9S TS JS QS", "7C 7D 7H 2C 3C 4C 8D 9D TD JD", "KD", Rules(),
-     "gin", 0, 0, 25, "knocker"),
-    ("E4-gin20", "AH 2H 3H 5C 5D 5S 9S TS JS QS", "7C 7D 7H 2C 3C 4C 8D 9D TD JD", "KD", Rules(gin_bonus=20),
-     "gin", 0, 0, 20, "knocker"),
+    ("E4", "AH 2H 3H 5C 5D 5S 9S TS JS QS", "7C 7D 7H 2C 3C 4C 8D 9D TD JD", "KD", Rules(), "gin", 0, 0, 25, "knocker"),
+    (
+        "E4-gin20",
+        "AH 2H 3H 5C 5D 5S 9S TS JS QS",
+        "7C 7D 7H 2C 3C 4C 8D 9D TD JD",
+        "KD",
+        Rules(gin_bonus=20),
+        "gin",
+        0,
+        0,
+        20,
+        "knocker",
+    ),
     # E5: gin, so 9C QC AS stay deadwood; own 4D-6D; d = 9+10+1+10+10+3+8 = 51; 25 + 51 = 76.
-    ("E5", "6C 7C 8C QH QD QS 2S 3S 4S 5S", "9C QC AS 4D 5D 6D KH KD 3H 8H", None, Rules(),
-     "gin", 0, 51, 76, "knocker"),
-    ("E5-gin20", "6C 7C 8C QH QD QS 2S 3S 4S 5S", "9C QC AS 4D 5D 6D KH KD 3H 8H", None, Rules(gin_bonus=20),
-     "gin", 0, 51, 71, "knocker"),
+    (
+        "E5",
+        "6C 7C 8C QH QD QS 2S 3S 4S 5S",
+        "9C QC AS 4D 5D 6D KH KD 3H 8H",
+        None,
+        Rules(),
+        "gin",
+        0,
+        51,
+        76,
+        "knocker",
+    ),
+    (
+        "E5-gin20",
+        "6C 7C 8C QH QD QS 2S 3S 4S 5S",
+        "9C QC AS 4D 5D 6D KH KD 3H 8H",
+        None,
+        Rules(gin_bonus=20),
+        "gin",
+        0,
+        51,
+        71,
+        "knocker",
+    ),
     # E6: 4H 3H below and 8H 9H above 5H-7H, own 7S7D7C; d = KD+2C+6S = 18; 18 - 1 = 17.
-    ("E6", "5H 6H 7H JC JD JS 2D 3D 4D AC", "4H 3H 8H 9H 7S 7D 7C KD 2C 6S", None, Rules(),
-     "knock", 1, 18, 17, "knocker"),
+    (
+        "E6",
+        "5H 6H 7H JC JD JS 2D 3D 4D AC",
+        "4H 3H 8H 9H 7S 7D 7C KD 2C 6S",
+        None,
+        Rules(),
+        "knock",
+        1,
+        18,
+        17,
+        "knocker",
+    ),
     # E7: 9C -> nines, 5C 6C -> 2C-4C, own 8D8S8H; 3H 3S can't join the knocker's deadwood 3D; d = 26; 23.
-    ("E7", "9S 9H 9D 2C 3C 4C KH KD KS 3D", "9C 5C 6C 3H 3S 8D 8S 8H QS JH", None, Rules(),
-     "knock", 3, 26, 23, "knocker"),
+    (
+        "E7",
+        "9S 9H 9D 2C 3C 4C KH KD KS 3D",
+        "9C 5C 6C 3H 3S 8D 8S 8H QS JH",
+        None,
+        Rules(),
+        "knock",
+        3,
+        26,
+        23,
+        "knocker",
+    ),
     # E8: own 7H7D7C and KC KH KS, 7S then 8S onto 4S-6S; d = 2C+9H = 11; 11 - 5 = 6.
-    ("E8", "4S 5S 6S TD JD QD 2H 3H 4H 5C", "7S 7H 7D 7C 8S KC KH KS 2C 9H", None, Rules(),
-     "knock", 5, 11, 6, "knocker"),
+    (
+        "E8",
+        "4S 5S 6S TD JD QD 2H 3H 4H 5C",
+        "7S 7H 7D 7C 8S KC KH KS 2C 9H",
+        None,
+        Rules(),
+        "knock",
+        5,
+        11,
+        6,
+        "knocker",
+    ),
     # A6: the run 2S-4S is spread (not 3S3H3D): 3C has nowhere to go, d = 75, 75 - 7 = 68.
-    ("A6-run", "2S 3S 4S 3H 3D 8C 9C TC JC AH", "3C KH KD QS JH 9H 7D 6C 8H 2D", None, Rules(),
-     "knock", 7, 75, 68, "knocker"),
+    (
+        "A6-run",
+        "2S 3S 4S 3H 3D 8C 9C TC JC AH",
+        "3C KH KD QS JH 9H 7D 6C 8H 2D",
+        None,
+        Rules(),
+        "knock",
+        7,
+        75,
+        68,
+        "knocker",
+    ),
     # A6: here the set 3S3H3D is spread, so AS and 5S can't extend a run; 3C goes on the set; d = 68; 61.
-    ("A6-set", "2S 3S 4S 3H 3D 8C 9C TC JC AH", "AS 5S 3C KH KD QS JH 9H 7D 6C", None, Rules(),
-     "knock", 7, 68, 61, "knocker"),
-]  # fmt: skip
+    (
+        "A6-set",
+        "2S 3S 4S 3H 3D 8C 9C TC JC AH",
+        "AS 5S 3C KH KD QS JH 9H 7D 6C",
+        None,
+        Rules(),
+        "knock",
+        7,
+        68,
+        61,
+        "knocker",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -404,8 +541,7 @@ def test_e1_knock_logs_spread_and_next_deal():
     game = knock_on_first_turn("3H 4H 5H 8C 8D 8S JS QS KS 2C", "6H 8H AD 2D 3D 7C 7D 5S 9S KH", "9D")
     kinds = [e["type"] for e in game.events]
     assert kinds[-5:] == ["draw", "knock", "spread", "hand_result", "deal"]
-    assert game.events[-4] == {"type": "knock", "player": NONDEALER, "card": parse_card("9D"),
-                               "action": knock("9D")}  # fmt: skip
+    assert game.events[-4] == {"type": "knock", "player": NONDEALER, "card": parse_card("9D"), "action": knock("9D")}
     spread = game.events[-3]
     assert (spread["knocker"], spread["knocker_deadwood"], spread["defender_deadwood"]) == (NONDEALER, 2, 38)
     assert game.last_result["points"] == 36
@@ -426,7 +562,11 @@ def test_dealer_can_knock_after_taking_the_upcard():
     game.step(knock("KD"))
     result = game.last_result
     assert (result["kind"], result["knocker"], result["winner"], result["points"]) == (
-        "undercut", DEALER, NONDEALER, 15)  # fmt: skip
+        "undercut",
+        DEALER,
+        NONDEALER,
+        15,
+    )
     assert game.score_sheet["totals"][0] == [0, 15]
     assert game.events[-1]["type"] == "deal" and game.events[-1]["dealer"] == NONDEALER
 
@@ -576,9 +716,17 @@ def test_match_ends_when_the_only_game_closes():
 def snapshot(game: Game):
     """Everything a step could change, as plain values."""
     return (
-        [dict(e) for e in game.events], game.hand(0), game.hand(1), game.discard_pile, game.stock_size,
-        game.phase, game.current_player, game.legal_actions(), game.score_sheet, str(game),
-    )  # fmt: skip
+        [dict(e) for e in game.events],
+        game.hand(0),
+        game.hand(1),
+        game.discard_pile,
+        game.stock_size,
+        game.phase,
+        game.current_player,
+        game.legal_actions(),
+        game.score_sheet,
+        str(game),
+    )
 
 
 @pytest.mark.nojit

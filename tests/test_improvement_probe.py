@@ -46,8 +46,16 @@ def knock_positions():
     obs, masks, states, anchor_obs, anchor_masks, hands = probe.collect(agents, "knock", 60, 1.0, seed=4)
     first = agents.act(obs, masks)
     adv, has = probe.label(states, obs, masks, first, agents, 3)
-    return {"obs": obs, "masks": masks, "first": first, "adv": adv, "has": has, "anchor_obs": anchor_obs,
-            "anchor_masks": anchor_masks, "hands": hands}  # fmt: skip
+    return {
+        "obs": obs,
+        "masks": masks,
+        "first": first,
+        "adv": adv,
+        "has": has,
+        "anchor_obs": anchor_obs,
+        "anchor_masks": anchor_masks,
+        "hands": hands,
+    }
 
 
 def test_positions_are_knock_legal_and_each_own_choice_is_labelled(knock_positions):
@@ -78,8 +86,20 @@ def test_score_rates_another_agents_choices_against_the_policys_own(monkeypatch,
     bot = f"checkpoint:{ROOT / 'checkpoints' / 'hollywood-ppo.pt'}"
     lines = []
     for agent in (bot, "expert"):
-        monkeypatch.setattr("sys.argv", ["improvement_probe.py", "--positions", "40", "--seed", "5", "--checkpoint",
-                                         str(ROOT / "checkpoints" / "hollywood-ppo.pt"), "--score", agent])  # fmt: skip
+        monkeypatch.setattr(
+            "sys.argv",
+            [
+                "improvement_probe.py",
+                "--positions",
+                "40",
+                "--seed",
+                "5",
+                "--checkpoint",
+                str(ROOT / "checkpoints" / "hollywood-ppo.pt"),
+                "--score",
+                agent,
+            ],
+        )
         probe.main()
         lines.append(capsys.readouterr().out.splitlines()[-1])
     assert lines[0].startswith(f"{bot}: gain over the policy +0.000 ± 0.000 points a decision, 0.0% of choices")
@@ -92,8 +112,10 @@ def _another_candidate_favoured(positions: dict, policy) -> dict:
     own = PolicyAgent(policy).act(positions["obs"], positions["masks"])
     has = positions["has"] & (np.arange(positions["has"].shape[1]) != own[:, None])
     keep = np.flatnonzero(positions["has"][np.arange(own.size), own] & has.any(1))
-    data = {key: value[keep] if key not in ("anchor_obs", "anchor_masks", "hands") else value
-            for key, value in positions.items()}  # fmt: skip
+    data = {
+        key: value[keep] if key not in ("anchor_obs", "anchor_masks", "hands") else value
+        for key, value in positions.items()
+    }
     rows, own, favoured = np.arange(keep.size), own[keep], has[keep].argmax(1)
     data["first"], data["adv"] = own, np.zeros_like(data["adv"])
     data["adv"][rows, own], data["adv"][rows, favoured] = -20.0, 20.0
@@ -144,12 +166,14 @@ def test_revealed_cards_are_the_opponents_hand_or_a_seeded_share_of_it():
 
 
 def test_a_copy_that_sees_the_hand_plays_as_the_policy_until_trained_then_learns_what_only_the_hand_tells(
-        knock_positions):  # fmt: skip
+    knock_positions,
+):
     """Each position twice: with the opponent's card shown another candidate (that card's discard or knock) is 40
     points better, with nothing shown the bot's own choice is. A copy that reads the revealed cards learns both; a
     blind copy trained on the same rows cannot tell the twins apart."""
     own = PolicyAgent(load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")[0]).act(
-        knock_positions["obs"], knock_positions["masks"])  # fmt: skip
+        knock_positions["obs"], knock_positions["masks"]
+    )
     has = knock_positions["has"] & (np.arange(knock_positions["has"].shape[1]) != own[:, None])
     keep = np.flatnonzero(knock_positions["has"][np.arange(own.size), own] & has.any(1))
     rows, favoured = np.arange(keep.size), has[keep].argmax(1)
@@ -159,10 +183,15 @@ def test_a_copy_that_sees_the_hand_plays_as_the_policy_until_trained_then_learns
     adv[keep.size + rows, own[keep]], adv[keep.size + rows, favoured] = 20.0, -20.0  # nothing shown
     shown = np.zeros((keep.size, 52), dtype=np.float32)
     shown[rows, (favoured - DISCARD_BASE) % 52] = 1.0
-    data = {"obs": np.concatenate([knock_positions["obs"][keep]] * 2),
-            "masks": np.concatenate([knock_positions["masks"][keep]] * 2), "first": np.concatenate([own[keep]] * 2),
-            "adv": adv, "has": np.concatenate([knock_positions["has"][keep]] * 2),
-            "anchor_obs": knock_positions["anchor_obs"], "anchor_masks": knock_positions["anchor_masks"]}  # fmt: skip
+    data = {
+        "obs": np.concatenate([knock_positions["obs"][keep]] * 2),
+        "masks": np.concatenate([knock_positions["masks"][keep]] * 2),
+        "first": np.concatenate([own[keep]] * 2),
+        "adv": adv,
+        "has": np.concatenate([knock_positions["has"][keep]] * 2),
+        "anchor_obs": knock_positions["anchor_obs"],
+        "anchor_masks": knock_positions["anchor_masks"],
+    }
     policy, _ = load_checkpoint(ROOT / "checkpoints" / "hollywood-ppo.pt")
     seeing = probe.WithHand(policy)
     x, revealed = torch.from_numpy(policy.prepare(data["obs"])), np.concatenate([shown, np.zeros_like(shown)])
@@ -175,8 +204,9 @@ def test_a_copy_that_sees_the_hand_plays_as_the_policy_until_trained_then_learns
     assert sees[-1]["gain"] > 5.0 and sees[-1]["gain"] > blind[-1]["gain"] + 15.0
 
 
-@pytest.mark.parametrize("extra", [["--reveal", "1.5"], ["--reveal", "1", "--save", "x.pt"],
-                                   ["--reveal", "1", "--score", "expert"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "extra", [["--reveal", "1.5"], ["--reveal", "1", "--save", "x.pt"], ["--reveal", "1", "--score", "expert"]]
+)
 def test_reveal_is_refused_outside_0_1_or_with_save_or_score(monkeypatch, capsys, extra):
     monkeypatch.setattr("sys.argv", ["improvement_probe.py", *extra])
     with pytest.raises(SystemExit):
@@ -212,8 +242,15 @@ def test_wider_values_outside_the_limits_are_named(text):
         probe.parse_wider(text)
 
 
-@pytest.mark.parametrize("extra", [["--wider", "64x9"], ["--wider", "64x2", "--reveal", "1"],
-                                   ["--wider", "64x2", "--save", "x.pt"], ["--wider", "64x2", "--score", "expert"]])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--wider", "64x9"],
+        ["--wider", "64x2", "--reveal", "1"],
+        ["--wider", "64x2", "--save", "x.pt"],
+        ["--wider", "64x2", "--score", "expert"],
+    ],
+)
 def test_wider_is_refused_outside_its_limits_or_with_reveal_save_or_score(monkeypatch, capsys, extra):
     monkeypatch.setattr("sys.argv", ["improvement_probe.py", *extra])
     with pytest.raises(SystemExit):

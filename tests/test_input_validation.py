@@ -76,8 +76,9 @@ def test_ctrl_c_prints_finished_pairs_and_exits_130(tmp_path):
         """
     )
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300,
-                         preexec_fn=default_sigint)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300, preexec_fn=default_sigint
+    )
     assert out.returncode == 130, out.stderr
     assert time.perf_counter() - start < 30 + 240  # the sleep was interrupted, not waited out
     assert "Traceback" not in out.stderr
@@ -103,8 +104,13 @@ def test_unknown_keyword_raises_the_from_dict_value_error():
 
 def test_rules_store_plain_python_values():
     """numpy scalars are accepted but stored as int / bool / str, so to_dict() is plain JSON-ready data."""
-    rules = Rules(knock_limit=np.int64(5), undercut_on_tie=np.bool_(False), num_games=np.int32(1),
-                  dealer_rule=np.str_("alternate"), game_bonus=np.uint8(7))  # fmt: skip
+    rules = Rules(
+        knock_limit=np.int64(5),
+        undercut_on_tie=np.bool_(False),
+        num_games=np.int32(1),
+        dealer_rule=np.str_("alternate"),
+        game_bonus=np.uint8(7),
+    )
     values = rules.to_dict()
     assert type(values["knock_limit"]) is int and type(values["game_bonus"]) is int
     assert type(values["num_games"]) is int and values["undercut_on_tie"] is False

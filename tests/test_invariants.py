@@ -138,7 +138,11 @@ def check_fresh_deal(state: EngineState, i: int) -> None:
     match = state.match[i]
     assert match[M_PILE_LEN] == 1 and state.pile[i, 0] == deck[20] and match[M_STOCK_POS] == 21, "R3, R4"
     assert (match[M_PHASE], match[M_PLAYER], match[M_TAKEN], match[M_MUST_KNOCK]) == (
-        PHASE_OFFER_NONDEALER, 1 - dealer, -1, 0)  # fmt: skip
+        PHASE_OFFER_NONDEALER,
+        1 - dealer,
+        -1,
+        0,
+    )
 
 
 def check_hand_in_progress(state: EngineState, before: EngineState, quiet: np.ndarray) -> None:
@@ -226,8 +230,11 @@ def check_showdown(state: EngineState, before: EngineState, i: int, rules: Rules
     kind, knocker_wins, expected_points = expected_score(k, d, rules)
     winner = knocker if knocker_wins else 1 - knocker
     assert (last[R_KIND], last[R_WINNER], points) == (kind, winner, expected_points), "R22-R24"
-    floor = {KIND_GIN: rules.gin_bonus, KIND_KNOCK: 1 if rules.undercut_on_tie else 0,
-             KIND_UNDERCUT: rules.undercut_bonus}[kind]  # fmt: skip
+    floor = {
+        KIND_GIN: rules.gin_bonus,
+        KIND_KNOCK: 1 if rules.undercut_on_tie else 0,
+        KIND_UNDERCUT: rules.undercut_bonus,
+    }[kind]
     assert points >= floor, "I3"
     return winner
 
@@ -316,8 +323,9 @@ def check_series(state: EngineState, before: EngineState, stepped: np.ndarray, r
     done = state.match[:, M_PHASE] == PHASE_OVER
     assert (done == decided).all(), "R37: the series ended at the wrong time"
     assert (state.last_step[stepped, S_DONE_NOW] == (done & ~(before.match[:, M_PHASE] == PHASE_OVER))[stepped]).all()
-    net = np.stack([np.where(state.game_winner[:, :ng] == p, state.game_net[:, :ng], 0).sum(axis=1)
-                    for p in (0, 1)], axis=1)  # fmt: skip
+    net = np.stack(
+        [np.where(state.game_winner[:, :ng] == p, state.game_net[:, :ng], 0).sum(axis=1) for p in (0, 1)], axis=1
+    )
     by_games = np.where(wins[:, 0] > wins[:, 1], 0, 1)
     if rules.series_winner_rule == "net_points":
         expected = np.where(net[:, 0] != net[:, 1], np.where(net[:, 0] > net[:, 1], 0, 1), by_games)
@@ -494,8 +502,9 @@ def test_any_fixed_deck_deals_by_r3_and_scores_by_r22_r24(deck, dealer, picks):
         if action >= KNOCK_BASE:
             knocker = [c for c in hands[player] if c != action - KNOCK_BASE]
             spread = showdown(knocker, hands[1 - player])
-            kind, knocker_wins, points = expected_score(spread["knocker_deadwood"], spread["defender_deadwood"],
-                                                        game.rules)  # fmt: skip
+            kind, knocker_wins, points = expected_score(
+                spread["knocker_deadwood"], spread["defender_deadwood"], game.rules
+            )
             result = game.last_result
             assert (result["kind"], result["points"], result["knocker"]) == (KIND_NAMES[kind], points, player)
             assert result["winner"] == (player if knocker_wins else 1 - player)

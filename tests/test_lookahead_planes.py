@@ -26,8 +26,11 @@ def _after_draw(ten: list[int], unseen: list[int]) -> tuple[float, float, float]
     """Brute force: over every unseen card drawn, the lowest deadwood of the 11 cards less any one; its mean, and the
     shares of draws that give gin and a knock."""
     results = [min(min_deadwood([c for c in ten + [u] if c != x]) for x in ten + [u]) for u in unseen]
-    return (float(np.mean(results)), float(np.mean([r == 0 for r in results])),
-            float(np.mean([r <= KNOCK_LIMIT for r in results])))  # fmt: skip
+    return (
+        float(np.mean(results)),
+        float(np.mean([r == 0 for r in results])),
+        float(np.mean([r <= KNOCK_LIMIT for r in results])),
+    )
 
 
 def _positions(phase: str, count: int, seed: int = 0) -> list[np.ndarray]:
@@ -102,8 +105,14 @@ def test_draw_phase_numbers_weigh_the_stock_against_taking():
 def test_rows_with_nothing_to_describe_are_zero_and_hostile_rows_do_not_crash():
     assert not lookahead_planes(np.zeros((3, OBS_SIZE), dtype=np.float32)).any()
     rng = np.random.default_rng(0)
-    hostile = np.concatenate([rng.random((64, OBS_SIZE)) * 4 - 2, np.full((2, OBS_SIZE), np.nan),
-                              np.full((2, OBS_SIZE), np.inf), np.ones((2, OBS_SIZE))]).astype(np.float32)  # fmt: skip
+    hostile = np.concatenate(
+        [
+            rng.random((64, OBS_SIZE)) * 4 - 2,
+            np.full((2, OBS_SIZE), np.nan),
+            np.full((2, OBS_SIZE), np.inf),
+            np.ones((2, OBS_SIZE)),
+        ]
+    ).astype(np.float32)
     out = lookahead_planes(hostile)
     assert out.shape == (70, LOOKAHEAD_SIZE) and np.isfinite(out).all()
     for shape in ((3, OBS_SIZE - 1), (OBS_SIZE,), (2, 3, OBS_SIZE)):  # rows the kernel would read past: refused

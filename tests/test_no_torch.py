@@ -10,15 +10,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HIDE_TORCH = "import sys; sys.modules['torch'] = None; import runpy; sys.argv = {argv!r}; " \
-             "runpy.run_path({script!r}, run_name='__main__')"  # fmt: skip
+HIDE_TORCH = (
+    "import sys; sys.modules['torch'] = None; import runpy; sys.argv = {argv!r}; "
+    "runpy.run_path({script!r}, run_name='__main__')"
+)
 
 
 def run_without_torch(script: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
     code = HIDE_TORCH.format(argv=[script, *args], script=script)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, input=stdin, capture_output=True, text=True,
-                          timeout=180, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=180, env=env
+    )
 
 
 def test_play_falls_back_to_expert_with_one_line_why(tmp_path):
@@ -30,7 +33,8 @@ def test_play_falls_back_to_expert_with_one_line_why(tmp_path):
 
 
 def test_a_checkpoint_agent_without_torch_names_the_extra():
-    done = run_without_torch("evaluate.py", "--agents", "checkpoint:checkpoints/hollywood-ppo.pt", "greedy",
-                             "--matches", "2")  # fmt: skip
+    done = run_without_torch(
+        "evaluate.py", "--agents", "checkpoint:checkpoints/hollywood-ppo.pt", "greedy", "--matches", "2"
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "needs torch, which is not installed" in done.stderr and ".[torch]" in done.stderr

@@ -55,8 +55,15 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
     won = [0, 0]
     for g in range(rules.num_games):
         owner = int(s.game_winner[0, g])
-        sheet[7 * g : 7 * g + 7] = (s.totals[0, g, p], s.totals[0, g, 1 - p], s.entries[0, g, p],
-                                    s.entries[0, g, 1 - p], owner < 0, owner == p, owner == 1 - p)  # fmt: skip
+        sheet[7 * g : 7 * g + 7] = (
+            s.totals[0, g, p],
+            s.totals[0, g, 1 - p],
+            s.entries[0, g, p],
+            s.entries[0, g, 1 - p],
+            owner < 0,
+            owner == p,
+            owner == 1 - p,
+        )
         won[0] += owner == p
         won[1] += owner == 1 - p
     opp_took = int(s.took[0, 1 - p])
@@ -66,19 +73,38 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
         best = min([now] + [min_deadwood_mask((hand | 1 << face) & ~(1 << c)) for c in from_mask(hand)])
         take = [now - best, best, float(best < now)]
     return {
-        "hand": plane(hand), "face_up": face_up, "discard_pile": plane(pile_mask), "pile_recency": recency,
-        "opponent_took": plane(opp_took), "opponent_discarded": plane(int(s.discarded[0, 1 - p])),
+        "hand": plane(hand),
+        "face_up": face_up,
+        "discard_pile": plane(pile_mask),
+        "pile_recency": recency,
+        "opponent_took": plane(opp_took),
+        "opponent_discarded": plane(int(s.discarded[0, 1 - p])),
         "opponent_declined": plane(int(s.declined[0, 1 - p])),
         "unseen": plane(FULL_DECK_MASK & ~(hand | pile_mask | opp_took)),
-        "deadwood_after_discard": dw_after, "knock_discards": knocks,
+        "deadwood_after_discard": dw_after,
+        "knock_discards": knocks,
         "phase": np.eye(len(PHASE_NAMES))[PHASE_NAMES.index(game.phase)],
-        "stock_size": [game.stock_size], "is_dealer": [game.dealer == p], "seat": [p], "deadwood": [deadwood],
-        "turns": [match[M_TURNS]], "hand_number": [game.hand_number], "sheet": sheet, "games_won": won,
-        "rules": [rules.knock_limit, rules.gin_bonus, rules.undercut_bonus, rules.game_target, rules.undercut_on_tie,
-                  rules.num_games, rules.allow_rediscard_taken_card,
-                  LAST_DISCARD_RULES.index(rules.last_discard_rule)],
-        "must_knock": [match[M_MUST_KNOCK]], "take_effect": take,
-    }  # fmt: skip
+        "stock_size": [game.stock_size],
+        "is_dealer": [game.dealer == p],
+        "seat": [p],
+        "deadwood": [deadwood],
+        "turns": [match[M_TURNS]],
+        "hand_number": [game.hand_number],
+        "sheet": sheet,
+        "games_won": won,
+        "rules": [
+            rules.knock_limit,
+            rules.gin_bonus,
+            rules.undercut_bonus,
+            rules.game_target,
+            rules.undercut_on_tie,
+            rules.num_games,
+            rules.allow_rediscard_taken_card,
+            LAST_DISCARD_RULES.index(rules.last_discard_rule),
+        ],
+        "must_knock": [match[M_MUST_KNOCK]],
+        "take_effect": take,
+    }
 
 
 def snapshots(rules: Rules, seed: int, steps: int = 400):
@@ -101,8 +127,13 @@ def test_every_block_decodes_to_the_state_it_encodes(rules):
         expected = expected_blocks(game, p)
         assert set(decoded) == set(expected) == {b.name for b in OBS_BLOCKS}, "a block has no check"
         for name, values in expected.items():
-            np.testing.assert_allclose(decoded[name], np.asarray(values, dtype=np.float64), rtol=1e-6, atol=1e-6,
-                                       err_msg=f"block {name!r} at {game.phase}")  # fmt: skip
+            np.testing.assert_allclose(
+                decoded[name],
+                np.asarray(values, dtype=np.float64),
+                rtol=1e-6,
+                atol=1e-6,
+                err_msg=f"block {name!r} at {game.phase}",
+            )
         checked += 1
     assert checked > 100
 

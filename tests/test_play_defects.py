@@ -108,17 +108,23 @@ def test_the_hint_names_the_checkpoint_by_its_file_name():
 
 def spawn(cwd: Path, *args: str, columns: int = 200):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return pexpect.spawn(sys.executable, [str(ROOT / "play.py"), "--no-color", *args], cwd=str(cwd), env=env,
-                         encoding="utf-8", timeout=60, dimensions=(50, columns),
-                         preexec_fn=default_sigint)  # fmt: skip
+    return pexpect.spawn(
+        sys.executable,
+        [str(ROOT / "play.py"), "--no-color", *args],
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, columns),
+        preexec_fn=default_sigint,
+    )
 
 
 def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundaries(tmp_path):
     """Item 10: no opening line said whom you play and that `help` exists; long lines ran past the terminal's width,
     so the terminal broke them mid-word. In 52 columns every line fits, and the sheet's row breaks between words."""
     game, human = e1_game()
-    child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK,
-                  columns=52)  # fmt: skip
+    child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK, columns=52)
     shown = screen(child, timeout=FIRST_WAIT)
     child.sendline("sheet")
     shown += screen(child)

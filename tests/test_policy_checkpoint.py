@@ -104,10 +104,17 @@ def test_card_policy_scores_every_card_with_the_same_weights():
 def test_version_1_mlp_checkpoints_still_load(tmp_path):
     """A v1 file (no arch) of the 564-feature v0 observation loads, its first layer widened with zero weights."""
     policy = MLPPolicy(V0_OBS_SIZE, NUM_ACTIONS, [8], "tanh")
-    config = {"obs_size": V0_OBS_SIZE, "num_actions": NUM_ACTIONS, "hidden_sizes": [8], "activation": "tanh",
-              "deterministic": True}  # fmt: skip
-    path = _write(tmp_path / "v1.pt", {"format": "hollywood-gin-policy", "version": 1, "config": config,
-                                       "state_dict": policy.state_dict()})  # fmt: skip
+    config = {
+        "obs_size": V0_OBS_SIZE,
+        "num_actions": NUM_ACTIONS,
+        "hidden_sizes": [8],
+        "activation": "tanh",
+        "deterministic": True,
+    }
+    path = _write(
+        tmp_path / "v1.pt",
+        {"format": "hollywood-gin-policy", "version": 1, "config": config, "state_dict": policy.state_dict()},
+    )
     loaded, loaded_config = load_checkpoint(path)
     assert loaded_config["arch"] == "mlp" and loaded_config["obs_size"] == OBS_SIZE
     obs = torch.rand(4, OBS_SIZE)
@@ -121,8 +128,9 @@ def test_version_2_cards_checkpoints_load_onto_the_v1_observation(tmp_path):
     state = dict(policy.state_dict())
     state["torso.0.weight"] = state["torso.0.weight"][:, :V0_OBS_SIZE].clone()
     v2 = {**config, "obs_size": V0_OBS_SIZE}
-    path = _write(tmp_path / "v2.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2,
-                                       "state_dict": state})  # fmt: skip
+    path = _write(
+        tmp_path / "v2.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2, "state_dict": state}
+    )
     loaded, loaded_config = load_checkpoint(path)
     assert loaded_config["obs_size"] == OBS_SIZE
     obs = torch.rand(4, OBS_SIZE)
@@ -131,8 +139,9 @@ def test_version_2_cards_checkpoints_load_onto_the_v1_observation(tmp_path):
         assert torch.allclose(loaded(obs), policy(obs), atol=1e-5)
     # a v2 file whose first layer already has the new width is refused, not silently misread
     state["torso.0.weight"] = torch.zeros(policy.torso[0].weight.shape)
-    path = _write(tmp_path / "v2-wide.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2,
-                                            "state_dict": state})  # fmt: skip
+    path = _write(
+        tmp_path / "v2-wide.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2, "state_dict": state}
+    )
     with pytest.raises(ValueError, match="torso.0.weight"):
         load_checkpoint(path)
 
@@ -175,8 +184,9 @@ def test_non_finite_weights_are_refused(tmp_path):
     config, policy = _valid("mlp")
     state = policy.state_dict()
     state["net.0.weight"][0, 0] = float("nan")
-    path = _write(tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 3, "config": config,
-                                        "state_dict": state})  # fmt: skip
+    path = _write(
+        tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 3, "config": config, "state_dict": state}
+    )
     with pytest.raises(ValueError, match="non-finite"):
         load_checkpoint(path)
 

@@ -70,8 +70,11 @@ def test_the_command_line_with_workers_prints_the_same_table(ray_local, capsys):
 
 
 def test_a_chunk_past_its_timeout_stops_the_evaluation_naming_it(ray_local):
-    with pytest.raises(EvaluationError, match=r"chunk \d of 2 of expert vs greedy \(matches \d+-\d+\) gave no "
-                                              r"result within 0\.001 s"):  # fmt: skip
+    with pytest.raises(
+        EvaluationError,
+        match=r"chunk \d of 2 of expert vs greedy \(matches \d+-\d+\) gave no "
+        r"result within 0\.001 s",
+    ):
         evaluate_pairs([("expert", "greedy")], 400, schedule=Schedule(workers=2, chunk_matches=200, chunk_timeout=1e-3))
 
 
@@ -140,10 +143,28 @@ def test_a_killed_worker_is_retried_or_stops_the_evaluation(ray_local, retries):
 
 def test_ctrl_c_stops_the_workers_and_leaves_no_process(tmp_path):
     """A terminal's Ctrl-C (SIGINT to the whole process group) while chunks run: exit 130, one line, no Ray left."""
-    child = subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), "--agents", "expert", "greedy", "--matches",
-                              "20000", "--chunk-matches", "200", "--workers", "2", "--no-progress"], cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             preexec_fn=default_sigint)  # fmt: skip
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "evaluate.py"),
+            "--agents",
+            "expert",
+            "greedy",
+            "--matches",
+            "20000",
+            "--chunk-matches",
+            "200",
+            "--workers",
+            "2",
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
     try:
         end = time.monotonic() + 120
         while not any(command_line(pid).startswith(TASK_TITLE) for pid in descendants(child.pid)):
@@ -177,12 +198,36 @@ def test_two_nodes_give_the_report_of_one_process_with_a_checkpoint_shipped(ray_
 
 
 def test_the_command_line_joins_a_cluster_by_address(ray_two_nodes, tmp_path):
-    argv = ["--agents", "expert", "random", "--matches", "8", "--chunk-matches", "2", "--no-progress",
-            "--rules", "game_target=50"]  # fmt: skip
+    argv = [
+        "--agents",
+        "expert",
+        "random",
+        "--matches",
+        "8",
+        "--chunk-matches",
+        "2",
+        "--no-progress",
+        "--rules",
+        "game_target=50",
+    ]
     assert main(argv + ["--json", str(tmp_path / "here.json")]) == 0
-    out = subprocess.run([sys.executable, str(ROOT / "evaluate.py"), *argv, "--workers", "2", "--ray-address",
-                          ray_two_nodes.address, "--json", str(tmp_path / "cluster.json")], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "evaluate.py"),
+            *argv,
+            "--workers",
+            "2",
+            "--ray-address",
+            ray_two_nodes.address,
+            "--json",
+            str(tmp_path / "cluster.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     here, cluster = (json.loads((tmp_path / name).read_text()) for name in ("here.json", "cluster.json"))
     assert without_seconds(cluster) == without_seconds(here)

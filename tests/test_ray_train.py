@@ -65,8 +65,13 @@ def reference(ray_sessions):
     after_two = weights(run)
     train(run, UPDATES)
     opponents = torch.cat([worker["arena"]["opponent"] for worker in run.arena.state_dict()["workers"]])
-    result = {2: after_two, UPDATES: weights(run), "played": run.pool.played.copy(), "pool": len(run.pool.snapshots),
-              "opponents": opponents}  # fmt: skip
+    result = {
+        2: after_two,
+        UPDATES: weights(run),
+        "played": run.pool.played.copy(),
+        "pool": len(run.pool.snapshots),
+        "opponents": opponents,
+    }
     run.close()
     return result
 
@@ -75,11 +80,13 @@ def reference(ray_sessions):
 
 
 def test_one_worker_trains_in_process_without_importing_ray(tmp_path):
-    code = ("import sys, train\n"
-            f"train.main(['--config', {SMOKE!r}, '--run-dir', {str(tmp_path)!r}, '--no-progress', '--set', "
-            "'train.updates=1', '--set', 'warmstart.decisions=64'])\n"
-            "loaded = sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))\n"
-            "assert not loaded, loaded\n")  # fmt: skip
+    code = (
+        "import sys, train\n"
+        f"train.main(['--config', {SMOKE!r}, '--run-dir', {str(tmp_path)!r}, '--no-progress', '--set', "
+        "'train.updates=1', '--set', 'warmstart.decisions=64'])\n"
+        "loaded = sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))\n"
+        "assert not loaded, loaded\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "policy.pt").is_file() and "done: 1 updates" in done.stdout
@@ -202,11 +209,29 @@ def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_las
 def test_ctrl_c_with_workers_running_saves_last_pt_and_leaves_no_process(tmp_path):
     """A terminal's Ctrl-C (SIGINT to the whole process group) mid-run: train.py saves and stops as with one worker."""
     run_dir = tmp_path / "run"
-    argv = ["--config", SMOKE, "--run-dir", str(run_dir), "--no-progress", *(f"--set={s}" for s in TWO_WORKERS),
-            "--set", "train.updates=100000", "--set", "eval.every=0", "--set", "warmstart.decisions=64"]  # fmt: skip
-    child = subprocess.Popen([sys.executable, str(ROOT / "train.py"), *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             preexec_fn=default_sigint)  # fmt: skip
+    argv = [
+        "--config",
+        SMOKE,
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        *(f"--set={s}" for s in TWO_WORKERS),
+        "--set",
+        "train.updates=100000",
+        "--set",
+        "eval.every=0",
+        "--set",
+        "warmstart.decisions=64",
+    ]
+    child = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
     try:
         end = time.monotonic() + 120
         while not (run_dir / "last.pt").is_file():  # written once the workers have dealt their matches

@@ -82,8 +82,14 @@ def test_docs_python_block_runs_on_its_own(doc, line, source, tmp_path):
         pytest.skip(f"{doc}:{line} opts out: {reason}")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     env.pop("NUMBA_DISABLE_JIT", None)  # the blocks run the compiled engine, as a reader would
-    out = subprocess.run([sys.executable, "-c", shorten_training(source)], cwd=_scratch_dir(tmp_path), env=env,
-                         capture_output=True, text=True, timeout=900)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", shorten_training(source)],
+        cwd=_scratch_dir(tmp_path),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, f"{doc}:{line} failed:\n{source}\n--- stderr ---\n{out.stderr[-4000:]}"
 
 

@@ -33,8 +33,13 @@ HOLDER = textwrap.dedent(
 
 def start_holder(run_dir) -> subprocess.Popen:
     """A child process that takes the lock of run_dir and holds it until its stdin is closed."""
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(run_dir)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, cwd=os.getcwd())  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.getcwd(),
+    )
     assert child.stdout.readline().strip() == "locked"
     return child
 

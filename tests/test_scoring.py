@@ -39,8 +39,9 @@ class Sheet:
 
     def win(self, player: int, points: int) -> tuple[list[int], list[int]]:
         """Enter a won hand; return the credited and the closed games as lists of game indices."""
-        credited, closed = enter_hand(self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins,
-                                      player, points, self.params)  # fmt: skip
+        credited, closed = enter_hand(
+            self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins, player, points, self.params
+        )
         return bits(credited), bits(closed)
 
     def game_totals(self) -> list[tuple[int, int]]:
@@ -249,7 +250,10 @@ def test_r34_closed_game_takes_no_entries():
         credited, _ = sheet.win(player, points)
         assert 0 not in credited
         assert (sheet.totals[0].tolist(), sheet.entries[0].tolist(), int(sheet.game_net[0])) == (
-            closed[0].tolist(), closed[1].tolist(), closed[2])  # fmt: skip
+            closed[0].tolist(),
+            closed[1].tolist(),
+            closed[2],
+        )
     assert int(sheet.game_winner[0]) == A
 
 

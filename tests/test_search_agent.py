@@ -42,8 +42,14 @@ def test_a_determinisation_shows_the_player_exactly_its_own_observation(tilt):
         deal_all(obs, rows, np.tile(np.arange(3), n), agent._row_seeds(obs), tilt, arrays, agent.params)
         s = EngineState(*arrays)
         again = np.zeros((3 * n, obs.shape[1]), dtype=np.float32)
-        encode_kernel(s.match[:, M_PLAYER].copy(), np.ones(3 * n, dtype=np.bool_), arrays, agent.params, again,
-                      np.zeros((3 * n, 107), dtype=np.int8))  # fmt: skip
+        encode_kernel(
+            s.match[:, M_PLAYER].copy(),
+            np.ones(3 * n, dtype=np.bool_),
+            arrays,
+            agent.params,
+            again,
+            np.zeros((3 * n, 107), dtype=np.int8),
+        )
         for name, (offset, size, _) in OBS_LAYOUT.items():
             if name not in NOT_REPRODUCED:
                 assert np.array_equal(again[:, offset : offset + size], obs[rows, offset : offset + size]), name
@@ -106,10 +112,22 @@ def test_bad_search_options_are_named(spec, message):
 
 def test_the_spec_reaches_the_agent():
     agent = load_agent("search:rollouts=8,candidates=2,policy=expert,z=1.5", seed=3)
-    assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (8, 2, "expert",
-                                                                                                  1.5, 3)  # fmt: skip
-    assert parse_search_spec("search") == {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0,
-                                           "base": "expert", "tilt": 0.25, "decisions": "all"}  # fmt: skip
+    assert (agent.rollouts, agent.candidates, agent.policy_name, agent.confidence, agent.seed) == (
+        8,
+        2,
+        "expert",
+        1.5,
+        3,
+    )
+    assert parse_search_spec("search") == {
+        "rollouts": 16,
+        "candidates": 3,
+        "policy": "greedy",
+        "z": 2.0,
+        "base": "expert",
+        "tilt": 0.25,
+        "decisions": "all",
+    }
     tilted = load_agent("search:tilt=0.25,decisions=knock")
     assert (tilted.tilt, tilted.decisions) == (0.25, "knock")
     assert tilted.name.endswith(",tilt=0.25,decisions=knock")

@@ -27,8 +27,9 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 def run_train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """python train.py ARGS from the repository root; fails the test with its output if it fails."""
-    done = subprocess.run([sys.executable, "train.py", *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "train.py", *args], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=timeout
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
@@ -51,11 +52,28 @@ def smoke_run(tmp_path_factory) -> Path:
 
 def test_smoke_run_logs_tensorboard_scalars(smoke_run):
     logged = scalars(smoke_run)
-    for tag in ("charts/SPS", "charts/learning_rate", "losses/policy_loss", "losses/value_loss", "losses/entropy",
-                "losses/approx_kl", "losses/clipfrac", "losses/explained_variance", "time/rollout_s",
-                "time/update_s", "selfplay/pool_size", "hands/dead_rate", "hands/gin_rate", "hands/turns_per_hand",
-                "eval/match_win_rate_vs_expert", "eval/match_win_low_vs_expert", "eval/match_win_rate_vs_greedy",
-                "eval/points_per_hand_vs_expert", "warmstart/accuracy", "hparams/win_vs_expert"):  # fmt: skip
+    for tag in (
+        "charts/SPS",
+        "charts/learning_rate",
+        "losses/policy_loss",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clipfrac",
+        "losses/explained_variance",
+        "time/rollout_s",
+        "time/update_s",
+        "selfplay/pool_size",
+        "hands/dead_rate",
+        "hands/gin_rate",
+        "hands/turns_per_hand",
+        "eval/match_win_rate_vs_expert",
+        "eval/match_win_low_vs_expert",
+        "eval/match_win_rate_vs_greedy",
+        "eval/points_per_hand_vs_expert",
+        "warmstart/accuracy",
+        "hparams/win_vs_expert",
+    ):
         assert tag in logged, f"{tag} missing from {sorted(logged)}"
     assert len(logged["charts/SPS"]) == 4  # one per update of configs/smoke.toml
     steps = [step for step, _ in logged["charts/SPS"]]
@@ -93,9 +111,14 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
 
 def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     run_dir = tmp_path / "interrupted"
-    process = subprocess.Popen([sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir),
-                                "--set", "train.updates=100000"], cwd=ROOT, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir), "--set", "train.updates=100000"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 240
     while not (run_dir / "last.pt").exists() and time.time() < deadline and process.poll() is None:
         time.sleep(0.5)
@@ -127,27 +150,51 @@ def test_bad_config_value_fails_with_the_named_error(tmp_path):
 
 
 def test_resume_from_a_policy_only_file_is_a_clear_error(smoke_run):
-    done = subprocess.run([sys.executable, "train.py", "--resume", str(smoke_run / "policy.pt")], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "train.py", "--resume", str(smoke_run / "policy.pt")],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "no training state" in done.stderr
 
 
 def test_plot_script_draws_the_learning_curve(smoke_run, tmp_path):
     out = tmp_path / "curve.png"
-    done = subprocess.run([sys.executable, "scripts/plot_run.py", str(smoke_run), "--out", str(out)], cwd=ROOT,
-                          env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "scripts/plot_run.py", str(smoke_run), "--out", str(out)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
-    missing = subprocess.run([sys.executable, "scripts/plot_run.py", str(tmp_path / "nowhere")], cwd=ROOT, env=ENV,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    missing = subprocess.run(
+        [sys.executable, "scripts/plot_run.py", str(tmp_path / "nowhere")],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
 
 
 def test_resume_refuses_flags_it_would_ignore_and_the_summary_goes_to_stdout(smoke_run):
     assert smoke_run.joinpath("policy.pt").exists()
     for flags in (["--seed", "3"], ["--set", "train.lr=1e-4"], ["--config", "configs/quick.toml"]):
-        done = subprocess.run([sys.executable, "train.py", "--resume", str(smoke_run), *flags], cwd=ROOT, env=ENV,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "train.py", "--resume", str(smoke_run), *flags],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode != 0 and "--resume continues a run with its saved config" in done.stderr
         assert flags[0] in done.stderr
 
@@ -166,16 +213,28 @@ def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tm
     saved["train"]["arena"]["engine"][field].fill_(value)
     bad = tmp_path / "last.pt"
     torch.save(saved, bad)
-    done = subprocess.run([sys.executable, "train.py", "--resume", str(bad), "--no-progress"], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "train.py", "--resume", str(bad), "--no-progress"],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
     assert f"engine state field '{field}'" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run, tmp_path):
     before = (smoke_run / "policy.pt").read_bytes()
-    done = subprocess.run([sys.executable, "train.py", *SMOKE, "--run-dir", str(smoke_run)], cwd=ROOT, env=ENV,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "train.py", *SMOKE, "--run-dir", str(smoke_run)],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "--overwrite" in done.stderr and "Traceback" not in done.stderr
     assert (smoke_run / "policy.pt").read_bytes() == before
     copy = tmp_path / "again"
@@ -187,15 +246,26 @@ def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run
 
 def test_two_runs_never_share_a_directory(tmp_path):
     run_dir = tmp_path / "busy"
-    first = subprocess.Popen([sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir),
-                              "--set", "train.updates=100000"], cwd=ROOT, env=ENV,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir), "--set", "train.updates=100000"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.time() + 120
         while not (run_dir / ".run.lock").exists() and time.time() < deadline:
             time.sleep(0.2)
-        second = subprocess.run([sys.executable, "train.py", "--resume", str(run_dir), "--no-progress"], cwd=ROOT,
-                                env=ENV, capture_output=True, text=True, timeout=120)  # fmt: skip
+        second = subprocess.run(
+            [sys.executable, "train.py", "--resume", str(run_dir), "--no-progress"],
+            cwd=ROOT,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert second.returncode != 0 and "Traceback" not in second.stderr
         assert str(first.pid) in second.stderr  # the lock names the run that holds the directory
     finally:

@@ -156,8 +156,12 @@ def test_rewards_land_on_each_players_own_decision(learner_seat):
     assert np.allclose(storage.rewards, rewards) and (storage.dones == dones).all()
     assert dones.any() and (storage.rewards != 0).any()  # hands ended: the scenario exercises terminal rows
     # a hand is often ended by the opponent's knock: the reward lands on a row before the last one of the step
-    late = [(t, i) for t, (players, r, terms, ds) in enumerate(raw) for i in range(len(players))
-            if terms[i] and storage.valid[ds[i, 1 - players[i]], i] and ds[i, 1 - players[i]] < t]  # fmt: skip
+    late = [
+        (t, i)
+        for t, (players, r, terms, ds) in enumerate(raw)
+        for i in range(len(players))
+        if terms[i] and storage.valid[ds[i, 1 - players[i]], i] and ds[i, 1 - players[i]] < t
+    ]
     assert late
 
 
@@ -288,8 +292,12 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
 
 
 def test_a_table_view_option_without_a_table_critic_is_an_error():
-    for option in ("model.critic_stock_cards=4", "model.critic_playout=true", "model.oracle_updates=3",
-                   "model.oracle_fade=2"):
+    for option in (
+        "model.critic_stock_cards=4",
+        "model.critic_playout=true",
+        "model.oracle_updates=3",
+        "model.oracle_fade=2",
+    ):
         with pytest.raises(ValueError, match='set model.critic="table"'):
             load_config("configs/smoke.toml", [option])
     with pytest.raises(ValueError, match='model.arch="cards"'):

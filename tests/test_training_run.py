@@ -50,10 +50,15 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-@pytest.mark.parametrize("overrides", [(), ("model.arch='cards'", "model.lookahead_features=true"),
-                                       ("model.critic='table'", "model.critic_stock_cards=12",
-                                        "model.critic_playout=true"),
-                                       ("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=4")])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        (),
+        ("model.arch='cards'", "model.lookahead_features=true"),
+        ("model.critic='table'", "model.critic_stock_cards=12", "model.critic_playout=true"),
+        ("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=4"),
+    ],
+)
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
     run = _run(*overrides)
     run.start()
@@ -104,8 +109,13 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookah
     """The forward pass is torch from input to logits: on the meta device (no data) it runs, and so do the loss and
     its backward pass, so nothing in them leaves torch for numpy or numba (the lookahead inputs are made before,
     by `prepare`)."""
-    config = {"arch": arch, "hidden_sizes": [32], "card_channels": 8, "take_features": arch == "cards",
-              "lookahead_features": lookahead}  # fmt: skip
+    config = {
+        "arch": arch,
+        "hidden_sizes": [32],
+        "card_channels": 8,
+        "take_features": arch == "cards",
+        "lookahead_features": lookahead,
+    }
     with torch.device("meta"):
         model = ActorCritic(config, critic)
     batch_size = 16
@@ -117,9 +127,16 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookah
     assert logits.shape == (batch_size, NUM_ACTIONS) and values.shape == (batch_size,)
 
     zeros = torch.zeros(batch_size, device="meta")
-    batch = Batch(obs=obs, table=table, masks=torch.ones(batch_size, NUM_ACTIONS, dtype=torch.bool, device="meta"),
-                  actions=torch.zeros(batch_size, dtype=torch.int64, device="meta"), logprobs=zeros, values=zeros,
-                  advantages=zeros, returns=zeros)  # fmt: skip
+    batch = Batch(
+        obs=obs,
+        table=table,
+        masks=torch.ones(batch_size, NUM_ACTIONS, dtype=torch.bool, device="meta"),
+        actions=torch.zeros(batch_size, dtype=torch.int64, device="meta"),
+        logprobs=zeros,
+        values=zeros,
+        advantages=zeros,
+        returns=zeros,
+    )
     run_config = load_config(SMOKE)
     loss, stats = ppo_loss(model, batch, torch.arange(batch_size, device="meta"), run_config.ppo, 0.01)
     loss.backward()
@@ -223,13 +240,17 @@ def test_hand_statistics_agree_between_the_trainer_and_the_evaluator():
     counts, finished = HandCounts(), np.zeros(matches, dtype=bool)
     greedy, expert = load_agent("greedy"), load_agent("expert")
     while not finished.all():
-        actions = np.where(players == seat_a, greedy.act(obs["observation"], obs["action_mask"]),
-                           expert.act(obs["observation"], obs["action_mask"]))  # fmt: skip
+        actions = np.where(
+            players == seat_a,
+            greedy.act(obs["observation"], obs["action_mask"]),
+            expert.act(obs["observation"], obs["action_mask"]),
+        )
         actions[finished] = np.argmax(obs["action_mask"][finished], axis=1)
         obs, _, _, _, infos = env.step(actions)
         live = ~finished & infos["hand_over"]
-        counts.add(infos["hand_kind"][live], infos["hand_knocker"][live], infos["hand_winner"][live],
-                   infos["hand_turns"][live])  # fmt: skip
+        counts.add(
+            infos["hand_kind"][live], infos["hand_knocker"][live], infos["hand_winner"][live], infos["hand_turns"][live]
+        )
         finished |= infos["match_winner"] >= 0
         players = infos["current_player"]
     rates = counts.rates()
@@ -253,8 +274,14 @@ def test_one_masked_sampler():
             continue
         for needle in ("multinomial(", "softmax(", "gumbel("):
             assert needle not in text, f"{path.relative_to(root)} samples or masks actions itself ({needle})"
-    users = ("agents/ppo.py", "agents/arena.py", "agents/pool.py", "agents/warmstart.py",
-             "hollywood_gin_env/agents/policy.py", "hollywood_gin_env/hints.py")  # fmt: skip
+    users = (
+        "agents/ppo.py",
+        "agents/arena.py",
+        "agents/pool.py",
+        "agents/warmstart.py",
+        "hollywood_gin_env/agents/policy.py",
+        "hollywood_gin_env/hints.py",
+    )
     for name in users:
         assert "hollywood_gin_env.agents.masked import" in (root / name).read_text(encoding="utf-8"), name
 

@@ -55,8 +55,9 @@ def test_labels_are_the_public_envs_hand_scores_and_leave_the_state_alone(steps)
     masks = obs["action_mask"].astype(np.bool_)
     first = teacher.act(obs["observation"], masks)
     rows = np.arange(MATCHES)
-    adv, has = rollout_advantages(env.engine.state, rows, obs["observation"], masks, first, teacher,
-                                  teacher.weights, 3, Rules().to_params())  # fmt: skip
+    adv, has = rollout_advantages(
+        env.engine.state, rows, obs["observation"], masks, first, teacher, teacher.weights, 3, Rules().to_params()
+    )
     after = env.state_dict()
     for name, array in saved["engine"].items():
         assert np.array_equal(array, after["engine"][name]), f"engine.{name} changed"
@@ -82,8 +83,13 @@ def test_labels_are_the_public_envs_hand_scores_and_leave_the_state_alone(steps)
 
 
 def test_improving_warm_start_collects_labels_and_moves_towards_better_candidates():
-    overrides = ["env.num_envs=16", "warmstart.decisions=2048", "warmstart.epochs=2", "warmstart.improve_weight=5.0",
-                 "warmstart.improve_fraction=0.5"]  # fmt: skip
+    overrides = [
+        "env.num_envs=16",
+        "warmstart.decisions=2048",
+        "warmstart.epochs=2",
+        "warmstart.improve_weight=5.0",
+        "warmstart.improve_fraction=0.5",
+    ]
     config = load_config("configs/quick.toml", overrides)
     rules = config.make_rules()
     data = collect_teacher(config, rules, np.random.default_rng(3))

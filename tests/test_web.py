@@ -33,16 +33,71 @@ E1_SEAT = str(1 - Game(seed=0, deck=E1_DECK).dealer)  # the human is E1's non-de
 CARD = re.compile(r"\b(?:[A2-9TJQK]|10)[SHDC]\b")
 #: Every key a payload may hold. A new field fails this test until someone has checked what it reveals.
 KEYS = {
-    "id", "state", "seq", "opponent", "seat", "hand_number", "dealer", "phase", "turn", "prompt", "hand", "melds",
-    "deadwood", "deadwood_total", "bot", "cards", "took", "pile", "face_up", "recent", "size", "stock", "moves",
-    "legal", "action", "card", "gin", "sheet", "game", "points", "entered", "winner", "net", "rules", "knock_limit",
-    "game_target", "num_games", "hand_end", "kind", "lines", "games", "spreads", "who", "role", "layoffs", "on",
-    "match_end", "line", "save", "path", "error", "message", "drawn", "knocker",
-}  # fmt: skip
+    "id",
+    "state",
+    "seq",
+    "opponent",
+    "seat",
+    "hand_number",
+    "dealer",
+    "phase",
+    "turn",
+    "prompt",
+    "hand",
+    "melds",
+    "deadwood",
+    "deadwood_total",
+    "bot",
+    "cards",
+    "took",
+    "pile",
+    "face_up",
+    "recent",
+    "size",
+    "stock",
+    "moves",
+    "legal",
+    "action",
+    "card",
+    "gin",
+    "sheet",
+    "game",
+    "points",
+    "entered",
+    "winner",
+    "net",
+    "rules",
+    "knock_limit",
+    "game_target",
+    "num_games",
+    "hand_end",
+    "kind",
+    "lines",
+    "games",
+    "spreads",
+    "who",
+    "role",
+    "layoffs",
+    "on",
+    "match_end",
+    "line",
+    "save",
+    "path",
+    "error",
+    "message",
+    "drawn",
+    "knocker",
+}
 
 
-def server(seed: int = 5, seat: str = "0", rules: Rules | None = None, deck: str | None = None, opponent="expert",
-           save: str | None = None) -> tuple[TestClient, Matches]:  # fmt: skip
+def server(
+    seed: int = 5,
+    seat: str = "0",
+    rules: Rules | None = None,
+    deck: str | None = None,
+    opponent="expert",
+    save: str | None = None,
+) -> tuple[TestClient, Matches]:
     """A client of a fresh server whose first match is seeded so; the client speaks to 127.0.0.1."""
     from hollywood_gin_env.session import choose_seat
 
@@ -230,10 +285,20 @@ BAD_MOVES = [
     ("not JSON", b"{seq: 0", "application/json", 400, "not valid JSON"),
     ("a JSON list", b"[1, 2]", "application/json", 400, "JSON object"),
     ("deep JSON", b"[" * 3000 + b"]" * 3000, "application/json", 413, "over 4096 bytes"),
-    ("deeply nested, small", b"[" * 2000 + b"]" * 2000, "application/json", 400,
-     ("not valid JSON", "must be a JSON object")),  # which one depends on the recursion limit in force
-    ("a huge body", b'{"seq": 0, "action": "draw", "pad": "' + b"x" * MAX_BODY + b'"}', "application/json", 413,
-     "over 4096 bytes"),
+    (
+        "deeply nested, small",
+        b"[" * 2000 + b"]" * 2000,
+        "application/json",
+        400,
+        ("not valid JSON", "must be a JSON object"),
+    ),  # which one depends on the recursion limit in force
+    (
+        "a huge body",
+        b'{"seq": 0, "action": "draw", "pad": "' + b"x" * MAX_BODY + b'"}',
+        "application/json",
+        413,
+        "over 4096 bytes",
+    ),
     ("form data", b"seq=0&action=draw", "application/x-www-form-urlencoded", 415, "as JSON"),
     ("no seq", {"action": "pass"}, None, 400, "seq must be"),
     ("seq true", {"seq": True, "action": "pass"}, None, 400, "seq must be"),
@@ -252,7 +317,7 @@ BAD_MOVES = [
     ("discard on the offer", {"seq": 0, "action": "discard", "card": "9D"}, None, 409, "take it or pass first"),
     ("take another card", {"seq": 0, "action": "take", "card": "KD"}, None, 409, "only take the face-up card, 2C"),
     ("next mid-hand", {"seq": 0, "action": "next"}, None, 409, "no finished hand to continue"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("what, body, content_type, status, words", BAD_MOVES, ids=[b[0] for b in BAD_MOVES])
@@ -274,8 +339,9 @@ def test_a_bad_move_request_is_a_clear_4xx_and_changes_nothing(what, body, conte
 
 def test_replayed_stale_and_out_of_turn_requests_are_refused():
     """A move sent twice plays once; a move after the hand ended waits for `next`; after the match, nothing plays."""
-    client, matches = server(seed=0, seat=E1_SEAT, deck=E1_DECK, opponent="greedy", rules=Rules(num_games=1,
-                             game_target=30))  # fmt: skip
+    client, matches = server(
+        seed=0, seat=E1_SEAT, deck=E1_DECK, opponent="greedy", rules=Rules(num_games=1, game_target=30)
+    )
     match_id, state = new_match(client)
     take = {"seq": state["seq"], "action": "take"}
     assert click(client, match_id, take).status_code == 200
@@ -302,8 +368,13 @@ def test_typed_commands_play_like_the_terminal_and_garbage_is_explained():
     client, matches = server(seed=0, seat=E1_SEAT, deck=E1_DECK, opponent="greedy")
     match_id, state = new_match(client)
     url = f"/api/matches/{match_id}/command"
-    for text, words in [("d", "take it or pass first"), ("xyzzy now", "Unknown command"), ("", "Type a command"),
-                        ("k" * 41, "at most 40"), ("take\x1b[A", "control characters")]:  # fmt: skip
+    for text, words in [
+        ("d", "take it or pass first"),
+        ("xyzzy now", "Unknown command"),
+        ("", "Type a command"),
+        ("k" * 41, "at most 40"),
+        ("take\x1b[A", "control characters"),
+    ]:
         response = client.post(url, json={"seq": state["seq"], "text": text})
         assert response.status_code == 400 and words in response.json()["error"], (text, response.text)
     for body in ({"seq": state["seq"], "text": 7}, {"seq": state["seq"]}, {"seq": state["seq"], "text": "t", "x": 1}):
@@ -319,8 +390,12 @@ def test_typed_commands_play_like_the_terminal_and_garbage_is_explained():
 def test_wrong_methods_paths_and_hosts_are_4xx_with_json():
     client, _ = server()
     match_id, _ = new_match(client)
-    for method, path, status in [("GET", f"/api/matches/{match_id}/move", 405), ("DELETE", "/api/matches", 405),
-                                 ("GET", "/nothing", 404), ("GET", "/static/../app.py", 404)]:  # fmt: skip
+    for method, path, status in [
+        ("GET", f"/api/matches/{match_id}/move", 405),
+        ("DELETE", "/api/matches", 405),
+        ("GET", "/nothing", 404),
+        ("GET", "/static/../app.py", 404),
+    ]:
         response = client.request(method, path)
         assert response.status_code == status and "error" in response.json(), (method, path, response.text)
     assert client.get("/", headers={"host": "attacker.example"}).status_code == 400  # DNS rebinding
@@ -408,12 +483,18 @@ def test_every_file_of_the_page_is_package_data():
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=8)
     | st.sampled_from(["take", "pass", "draw", "discard", "knock", "next", "2C", "9D", "7h", "10H", "d", "t"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["seq", "action", "card", "text"]),
-                                                                inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["seq", "action", "card", "text"]), inner, max_size=4)
+    ),
     max_leaves=8,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

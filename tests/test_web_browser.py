@@ -28,8 +28,14 @@ URL = re.compile(r"Your match is at (http://\S+)")
 def start(tmp_path: Path, *args: str, env: dict | None = None) -> tuple[subprocess.Popen, str, list[str]]:
     """play.py --web with args; (process, the page's URL, the lines printed before it)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "COLUMNS": "200", **(env or {})}
-    process = subprocess.Popen([sys.executable, str(ROOT / "play.py"), "--web", *args], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "play.py"), "--web", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines: list[str] = []
     for line in process.stdout:
         lines.append(line.rstrip("\n"))
@@ -83,8 +89,10 @@ def chromium() -> str | None:
     except ImportError:
         path = None
     if path is None and required:
-        pytest.fail("CI needs chromium and playwright for the browser test: .ci/run installs them (apt-get install "
-                    "chromium; the test extra)")  # fmt: skip
+        pytest.fail(
+            "CI needs chromium and playwright for the browser test: .ci/run installs them (apt-get install "
+            "chromium; the test extra)"
+        )
     if path is None:
         pytest.skip("no chromium or playwright here: apt-get install -y chromium (CI installs it and fails without)")
     return path
@@ -123,8 +131,21 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
     executable = chromium()
     from playwright.sync_api import sync_playwright
 
-    process, url, _ = start(tmp_path, "--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT,
-                            "--deck", E1_DECK, "--rules", "num_games=1", "game_target=30")  # fmt: skip
+    process, url, _ = start(
+        tmp_path,
+        "--no-browser",
+        "--opponent",
+        "expert",
+        "--seed",
+        "0",
+        "--seat",
+        E1_SEAT,
+        "--deck",
+        E1_DECK,
+        "--rules",
+        "num_games=1",
+        "game_target=30",
+    )
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])

@@ -37,8 +37,9 @@ class Sheet:
 
     def win(self, player: int, points: int) -> tuple[int, int]:
         """Enter a won hand; (credited, closed) masks."""
-        return enter_hand(self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins, player, points,
-                          self.params)  # fmt: skip
+        return enter_hand(
+            self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins, player, points, self.params
+        )
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """Copies of (totals, entries, game_winner, game_net, hand_wins), the sheet as win_chance takes it."""

@@ -39,11 +39,14 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProto
         try:
             from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
         except ImportError as error:
-            raise ValueError(f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
-                             f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"') from None  # fmt: skip
+            raise ValueError(
+                f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
+                f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"'
+            ) from None
         return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed)
-    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, search[:OPTIONS] "
-                     "or checkpoint:PATH")  # fmt: skip
+    raise ValueError(
+        f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, search[:OPTIONS] or checkpoint:PATH"
+    )
 
 
 __all__ = ["Agent", "AgentProtocol", "ExpertAgent", "GreedyAgent", "RandomAgent", "as_batch", "load_agent"]

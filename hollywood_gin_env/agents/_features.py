@@ -149,5 +149,7 @@ def check_hand_sizes(observations: np.ndarray) -> None:
     rows = np.flatnonzero(held > MAX_HAND_CARDS)
     if rows.size:
         i = int(rows[0])
-        raise ValueError(f"observation row {i}: its hand plane holds {held[i]} cards, but a hand holds at most "
-                         f"{MAX_HAND_CARDS}; pass observations made by this package's encoder")  # fmt: skip
+        raise ValueError(
+            f"observation row {i}: its hand plane holds {held[i]} cards, but a hand holds at most "
+            f"{MAX_HAND_CARDS}; pass observations made by this package's encoder"
+        )

@@ -33,8 +33,9 @@ def entropy_of(log_probs: torch.Tensor) -> torch.Tensor:
     return -(log_probs.exp() * log_probs).sum(-1)
 
 
-def sample_masked(logits: torch.Tensor, masks: torch.Tensor, generator: torch.Generator | None = None,
-                  deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def sample_masked(
+    logits: torch.Tensor, masks: torch.Tensor, generator: torch.Generator | None = None, deterministic: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(actions, their log-probabilities): one legal action per row, sampled from the masked softmax with
     `generator` (on the logits' device), or the most likely legal action when `deterministic`."""
     log_probs = masked_log_probs(logits, masks)

@@ -131,8 +131,16 @@ class MLPPolicy(nn.Module):
 class CardPolicy(nn.Module):
     """Torso over the observation; draw/take/pass logits from it, discard/knock logits per card (module docstring)."""
 
-    def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str, card_channels: int,
-                 take_features: bool = False, lookahead_features: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        obs_size: int,
+        num_actions: int,
+        hidden_sizes: list[int],
+        activation: str,
+        card_channels: int,
+        take_features: bool = False,
+        lookahead_features: bool = False,
+    ) -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
@@ -164,8 +172,9 @@ class CardPolicy(nn.Module):
         """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
         return self.torso(observations)
 
-    def head(self, observations: torch.Tensor, features: torch.Tensor,
-             card_extra: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
+    def head(
+        self, observations: torch.Tensor, features: torch.Tensor, card_extra: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Logits (B, 107): draw/take/pass from the torso (take plus the face-up card's own score), then 52 discard
         and 52 knock logits scored card by card. `card_extra` (B, suit, C, rank), if given, is added to every card's
         hidden units before the activation (a trainer's oracle, agents/ppo.py; a checkpoint's policy never has one)."""
@@ -193,8 +202,10 @@ class CardPolicy(nn.Module):
         # taking the face-up card is worth what that card is worth to this hand: its own per-card score
         face_up = observations[:, FACE_UP : FACE_UP + NUM_CARDS]
         take = general[:, ACTION_TAKE] + (face_up * per_card[:, 2]).sum(1)
-        return torch.cat([general[:, :ACTION_TAKE], take[:, None], general[:, ACTION_TAKE + 1 :],
-                          per_card[:, 0], per_card[:, 1]], dim=1)  # fmt: skip
+        return torch.cat(
+            [general[:, :ACTION_TAKE], take[:, None], general[:, ACTION_TAKE + 1 :], per_card[:, 0], per_card[:, 1]],
+            dim=1,
+        )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         """Logits of shape (B, 107) for input rows (`prepare`'s)."""
@@ -234,9 +245,15 @@ def build_policy(config: dict[str, Any]) -> nn.Module:
     """The network a (checked) policy config describes."""
     hidden = [int(h) for h in config["hidden_sizes"]]
     if config["arch"] == "cards":
-        return CardPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"],
-                          int(config["card_channels"]), config["take_features"],
-                          config["lookahead_features"])  # fmt: skip
+        return CardPolicy(
+            config["obs_size"],
+            config["num_actions"],
+            hidden,
+            config["activation"],
+            int(config["card_channels"]),
+            config["take_features"],
+            config["lookahead_features"],
+        )
     return MLPPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"])
 
 
@@ -261,8 +278,9 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
     if not isinstance(hidden, (list, tuple)) or not hidden or not all(_is_width(h) for h in hidden):
         raise ValueError(f"{where}: hidden_sizes={hidden!r} must be a non-empty list of ints in 1..{MAX_WIDTH}")
     if len(hidden) > MAX_LAYERS:
-        raise ValueError(f"{where}: hidden_sizes has {len(hidden)} layers; a policy has at most {MAX_LAYERS} hidden "
-                         "layers")  # fmt: skip
+        raise ValueError(
+            f"{where}: hidden_sizes has {len(hidden)} layers; a policy has at most {MAX_LAYERS} hidden layers"
+        )
     if not _is_width(full["card_channels"]):
         raise ValueError(f"{where}: card_channels={full['card_channels']!r} must be an int in 1..{MAX_WIDTH}")
     for key, expected in (("obs_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
@@ -316,8 +334,13 @@ class PolicyAgent(Agent):
 def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
     """Save a policy and its config in the checkpoint format above, atomically (extra keys: plain data only)."""
     full = check_policy_config(dict(config), where=str(path))
-    data = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "config": full,
-            "state_dict": policy.state_dict(), **extra}  # fmt: skip
+    data = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "config": full,
+        "state_dict": policy.state_dict(),
+        **extra,
+    }
     atomic_write(path, lambda f: torch.save(data, f))
 
 
@@ -329,16 +352,20 @@ def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
         raise FileNotFoundError(f"checkpoint file not found: {path}")
     size = os.path.getsize(path)
     if size > MAX_CHECKPOINT_BYTES:
-        raise ValueError(f"{path} is {size / 2**30:.1f} GiB; a checkpoint is at most {MAX_CHECKPOINT_BYTES / 2**30:g} "
-                         "GiB (refused unread)")  # fmt: skip
+        raise ValueError(
+            f"{path} is {size / 2**30:.1f} GiB; a checkpoint is at most {MAX_CHECKPOINT_BYTES / 2**30:g} "
+            "GiB (refused unread)"
+        )
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as error:  # torch raises many types for corrupt or unsafe files
         raise ValueError(f"{path} is not a readable checkpoint (torch.load failed: {error})") from error
     if not isinstance(data, dict) or "config" not in data or "state_dict" not in data:
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(f"{path} is not a {CHECKPOINT_FORMAT} checkpoint: expected a dict with keys "
-                         f"'config' and 'state_dict', found {found}")  # fmt: skip
+        raise ValueError(
+            f"{path} is not a {CHECKPOINT_FORMAT} checkpoint: expected a dict with keys "
+            f"'config' and 'state_dict', found {found}"
+        )
     return data
 
 
@@ -387,13 +414,17 @@ def check_state_tensors(state: object, where: str) -> None:
     spans: dict[int, list[tuple[int, int, str]]] = {}
     for name, t in state.items():
         if t.layout != torch.strided or not t.is_contiguous():
-            raise ValueError(f"{where}: parameter {name!r} is not a dense contiguous tensor (shape {tuple(t.shape)}, "
-                             f"strides {t.stride()})")  # fmt: skip
+            raise ValueError(
+                f"{where}: parameter {name!r} is not a dense contiguous tensor (shape {tuple(t.shape)}, "
+                f"strides {t.stride()})"
+            )
         storage, size = t.untyped_storage(), t.element_size()
         start, end = t.storage_offset() * size, (t.storage_offset() + t.numel()) * size
         if end > storage.nbytes():
-            raise ValueError(f"{where}: parameter {name!r} declares {t.numel()} values, but its storage holds "
-                             f"{storage.nbytes()} bytes")  # fmt: skip
+            raise ValueError(
+                f"{where}: parameter {name!r} declares {t.numel()} values, but its storage holds "
+                f"{storage.nbytes()} bytes"
+            )
         if t.numel():
             spans.setdefault(storage.data_ptr(), []).append((start, end, name))
     for parts in spans.values():

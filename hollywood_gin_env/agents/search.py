@@ -90,15 +90,23 @@ DECISIONS = ("all", "knock")  # search every decision with candidates, or only t
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
 MAX_ROLLOUT_STEPS = 400  # a hand ends within 2 * 31 draws and their discards; far above any real hand
 BELIEF_SWAPS = 100  # Metropolis steps of the tilted belief; rounds fifteen and sixteen measured the tilt at this many
-DEFAULTS = {"rollouts": 16, "candidates": 3, "policy": "greedy", "z": 2.0, "base": "expert", "tilt": 0.25,
-            "decisions": "all"}  # fmt: skip
+DEFAULTS = {
+    "rollouts": 16,
+    "candidates": 3,
+    "policy": "greedy",
+    "z": 2.0,
+    "base": "expert",
+    "tilt": 0.25,
+    "decisions": "all",
+}
 LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0), "tilt": (0.0, 5.0)}
 FLOAT_OPTIONS = ("z", "tilt")
 
 
 @njit
-def candidate_actions(obs: np.ndarray, mask: np.ndarray, extra: int, w: np.ndarray, scratch: np.ndarray,
-                      out: np.ndarray) -> int:  # fmt: skip
+def candidate_actions(
+    obs: np.ndarray, mask: np.ndarray, extra: int, w: np.ndarray, scratch: np.ndarray, out: np.ndarray
+) -> int:
     """Write the row's candidates to out (expert's action first); return how many (module docstring)."""
     first = expert_row(obs, mask, w, scratch)
     out[0] = first
@@ -199,8 +207,9 @@ def determinise(m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, p
 
 
 @njit
-def tilted_hand(took: int, hidden: np.ndarray, opponent_hidden: int, n: int, tilt: float, rng: np.ndarray,
-                m: int) -> int:  # fmt: skip
+def tilted_hand(
+    took: int, hidden: np.ndarray, opponent_hidden: int, n: int, tilt: float, rng: np.ndarray, m: int
+) -> int:
     """The opponent's hand: `took` plus hidden[:opponent_hidden], after BELIEF_SWAPS Metropolis swaps of a card
     there with one of hidden[opponent_hidden:n] (the stock, whose order stays uniform) towards exp(-tilt * deadwood);
     hidden is permuted in place. Why: uniformly drawn hands hold far more deadwood than a real opponent's late in
@@ -224,13 +233,21 @@ def tilted_hand(took: int, hidden: np.ndarray, opponent_hidden: int, n: int, til
 
 
 @njit
-def deal_all(obs: np.ndarray, row_of: np.ndarray, rollout_of: np.ndarray, seeds: np.ndarray, tilt: float, arrays,
-             params: np.ndarray) -> None:  # fmt: skip
+def deal_all(
+    obs: np.ndarray,
+    row_of: np.ndarray,
+    rollout_of: np.ndarray,
+    seeds: np.ndarray,
+    tilt: float,
+    arrays,
+    params: np.ndarray,
+) -> None:
     """Match m gets determinisation rollout_of[m] of row row_of[m] (the same one for every candidate of the row)."""
     for m in range(row_of.shape[0]):
         r = row_of[m]
-        determinise(m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), tilt, arrays,
-                    params)  # fmt: skip
+        determinise(
+            m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), tilt, arrays, params
+        )
 
 
 def parse_search_spec(text: str) -> dict[str, object]:
@@ -245,8 +262,9 @@ def parse_search_spec(text: str) -> dict[str, object]:
             raise ValueError(f"search agent option {part!r}: use key=value with a key of {', '.join(DEFAULTS)}")
         if key in ("policy", "base"):
             if value not in ROLLOUT_POLICIES and not value.lower().startswith("checkpoint:"):
-                raise ValueError(f"search agent {key}={value!r}: use one of {', '.join(ROLLOUT_POLICIES)} or "
-                                 "checkpoint:PATH")  # fmt: skip
+                raise ValueError(
+                    f"search agent {key}={value!r}: use one of {', '.join(ROLLOUT_POLICIES)} or checkpoint:PATH"
+                )
             options[key] = value
             continue
         if key == "decisions":
@@ -277,11 +295,22 @@ def _number(text: str, kind: type) -> int | float | None:
 class SearchAgent(Agent):
     """Determinised flat Monte Carlo over a short list of candidates (module docstring); deterministic for a seed."""
 
-    def __init__(self, rollouts: int = 16, candidates: int = 3, policy: str = "greedy", z: float = 2.0,
-                 base: str = "expert", tilt: float = 0.25, decisions: str = "all", rules: Rules | None = None,
-                 seed: int | None = None) -> None:  # fmt: skip
-        parse_search_spec(f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base},"
-                          f"tilt={tilt},decisions={decisions}")  # fmt: skip
+    def __init__(
+        self,
+        rollouts: int = 16,
+        candidates: int = 3,
+        policy: str = "greedy",
+        z: float = 2.0,
+        base: str = "expert",
+        tilt: float = 0.25,
+        decisions: str = "all",
+        rules: Rules | None = None,
+        seed: int | None = None,
+    ) -> None:
+        parse_search_spec(
+            f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base},"
+            f"tilt={tilt},decisions={decisions}"
+        )
         from hollywood_gin_env.agents import load_agent
 
         self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
@@ -291,9 +320,12 @@ class SearchAgent(Agent):
         self.policy = load_agent(policy)
         self.base = None if base == "expert" else load_agent(base)  # expert's action is already the first candidate
         self.weights = DEFAULT_WEIGHTS.copy()
-        self.name = f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}" + (
-            f",base={base}" if self.base is not None else "") + f",tilt={tilt:g}" + (
-            f",decisions={decisions}" if decisions != "all" else "")  # fmt: skip
+        self.name = (
+            f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}"
+            + (f",base={base}" if self.base is not None else "")
+            + f",tilt={tilt:g}"
+            + (f",decisions={decisions}" if decisions != "all" else "")
+        )
         self._rules_block = _rules_block(self.rules)
         self.reset(seed)
 
@@ -318,13 +350,19 @@ class SearchAgent(Agent):
         arrays = EngineState.allocate(row_of.size).arrays()
         seeds = self._row_seeds(observations)
         deal_all(observations, row_of, rollout_of, seeds, self.tilt, arrays, self.params)
-        values = rollout_scores(arrays, cands[row_of, cand_of], observations[row_of, O_SEAT].round().astype(np.int64),
-                                self.policy, self.params)
+        values = rollout_scores(
+            arrays,
+            cands[row_of, cand_of],
+            observations[row_of, O_SEAT].round().astype(np.int64),
+            self.policy,
+            self.params,
+        )
         start = 0
         for r in search:
             size = counts[r] * self.rollouts
-            out[r] = cands[r, confident_best(values[start : start + size].reshape(counts[r], self.rollouts),
-                                             self.confidence)]  # fmt: skip
+            out[r] = cands[
+                r, confident_best(values[start : start + size].reshape(counts[r], self.rollouts), self.confidence)
+            ]
             start += size
         return out
 
@@ -341,8 +379,10 @@ class SearchAgent(Agent):
         block = observations[:, O_RULES : O_RULES + self._rules_block.size]
         bad = np.flatnonzero(np.abs(block - self._rules_block).max(axis=1) > 1e-4)
         if bad.size:
-            raise ValueError(f"observation row {int(bad[0])} was made under other rules than this search agent's "
-                             f"({self.rules}): build SearchAgent(rules=...) with the rules of the match")  # fmt: skip
+            raise ValueError(
+                f"observation row {int(bad[0])} was made under other rules than this search agent's "
+                f"({self.rules}): build SearchAgent(rules=...) with the rules of the match"
+            )
 
 
 def knock_legal(action_masks: np.ndarray) -> np.ndarray:
@@ -350,8 +390,9 @@ def knock_legal(action_masks: np.ndarray) -> np.ndarray:
     return action_masks[:, KNOCK_BASE : KNOCK_BASE + NUM_CARDS].any(axis=1)
 
 
-def rollout_scores(arrays: tuple, first: np.ndarray | None, seats: np.ndarray, policy: AgentProtocol,
-                   params: np.ndarray) -> np.ndarray:  # fmt: skip
+def rollout_scores(
+    arrays: tuple, first: np.ndarray | None, seats: np.ndarray, policy: AgentProtocol, params: np.ndarray
+) -> np.ndarray:
     """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` (None: none, the policy
     acts from the start) and `policy` playing both seats to the hand's end; the matches in `arrays` (an
     `EngineState`'s) are advanced in place."""
@@ -402,8 +443,7 @@ def _score(s: EngineState, ended: np.ndarray, seats: np.ndarray, values: np.ndar
     values[ended] = sign * points
 
 
-def rollout_layout(search: np.ndarray, counts: np.ndarray,
-                   rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def rollout_layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row, candidate, determinisation) of every rollout match of the rows `search`, row by row."""
     per_row = counts[search] * rollouts
     row_of = np.repeat(search, per_row)
@@ -412,8 +452,9 @@ def rollout_layout(search: np.ndarray, counts: np.ndarray,
     return row_of, local // rollouts, local % rollouts
 
 
-def candidate_table(observations: np.ndarray, masks: np.ndarray, extra: int,
-                    weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def candidate_table(
+    observations: np.ndarray, masks: np.ndarray, extra: int, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(candidates, how many, consistent) of each row: `candidate_actions` with `expert` weighted by `weights`, in
     a table with room for one more (a base's action, `put_first`)."""
     rows = observations.shape[0]

@@ -117,15 +117,29 @@ class SelfPlayVectorEnv:
         self._r0[:] = 0.0
         self._ended[:] = False
         s = self.engine.state
-        _batch.credit(s.last_step, s.last_hand, s.match, s.sheet(), self.engine.params, self._seat0, self._all,
-                      self.mode, self.hand_episodes, self._r0, self._ended)  # fmt: skip
+        _batch.credit(
+            s.last_step,
+            s.last_hand,
+            s.match,
+            s.sheet(),
+            self.engine.params,
+            self._seat0,
+            self._all,
+            self.mode,
+            self.hand_episodes,
+            self._r0,
+            self._ended,
+        )
         rewards = np.stack([self._r0, -self._r0], axis=1).astype(np.float32)
         terminations = self._ended.copy()
         done_now = self.engine.done_now
         infos = {
-            "acting_player": acting, "decision_step": self._decision_step.copy(), "step": self._step,
-            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1), **ended_hands(s),
-        }  # fmt: skip
+            "acting_player": acting,
+            "decision_step": self._decision_step.copy(),
+            "step": self._step,
+            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1),
+            **ended_hands(s),
+        }
         if terminations.any():
             self._decision_step[terminations] = -1
             if done_now.any():

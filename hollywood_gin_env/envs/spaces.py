@@ -19,10 +19,12 @@ __all__ = ["MAX_DEADWOOD_GAP", "observation_high", "observation_space", "worst_r
 
 def observation_space() -> spaces.Dict:
     """{"observation": Box(0, high, (OBS_SIZE,), float32), "action_mask": Box(0, 1, (107,), int8)}."""
-    return spaces.Dict({
-        "observation": spaces.Box(0.0, observation_high(), (OBS_SIZE,), np.float32),
-        "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-    })  # fmt: skip
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(0.0, observation_high(), (OBS_SIZE,), np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        }
+    )
 
 
 def worst_reward(rules: Rules, reward: str) -> float:

@@ -149,8 +149,19 @@ class LearnerTable:
         )
         try:
             self.engine.step(actions, playing)
-            _batch.credit(s.last_step, s.last_hand, s.match, s.sheet(), self.engine.params, self.seats, playing,
-                          self.mode, self.hand_episodes, self.rewards, self.ended)  # fmt: skip
+            _batch.credit(
+                s.last_step,
+                s.last_hand,
+                s.match,
+                s.sheet(),
+                self.engine.params,
+                self.seats,
+                playing,
+                self.mode,
+                self.hand_episodes,
+                self.rewards,
+                self.ended,
+            )
             self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
             self._break("step", error)
@@ -175,16 +186,36 @@ class LearnerTable:
             engine = self.engine
             with overflow_ok():
                 _batch.random_opponent_turns(
-                    engine.arrays, engine.params, self.seats, active, ended, rewards, self.mode, hand_episodes,
-                    self._need, self.rng, self._opp_actions,
-                )  # fmt: skip
+                    engine.arrays,
+                    engine.params,
+                    self.seats,
+                    active,
+                    ended,
+                    rewards,
+                    self.mode,
+                    hand_episodes,
+                    self._need,
+                    self.rng,
+                    self._opp_actions,
+                )
             return
         s, need = self.engine.state, self._need
         while _batch.opponent_turns(s.match, self.seats, active, ended, need):
             self._external_actions(need)
             self.engine.step(self._opp_actions, need)
-            _batch.credit(s.last_step, s.last_hand, s.match, s.sheet(), self.engine.params, self.seats, need,
-                          self.mode, hand_episodes, rewards, ended)  # fmt: skip
+            _batch.credit(
+                s.last_step,
+                s.last_hand,
+                s.match,
+                s.sheet(),
+                self.engine.params,
+                self.seats,
+                need,
+                self.mode,
+                hand_episodes,
+                rewards,
+                ended,
+            )
 
     def _external_actions(self, need: np.ndarray) -> None:
         """The external opponent's actions in the matches where it is to act (checked for legality)."""

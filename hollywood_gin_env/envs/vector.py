@@ -132,10 +132,13 @@ class HollywoodGinVectorEnv(VectorEnv):
     def _infos(self) -> dict[str, Any]:
         n, everywhere = self.num_envs, np.ones(self.num_envs, dtype=np.bool_)
         return {
-            "action_mask": self._table.mask.copy(), "_action_mask": everywhere,
-            "illegal_action": np.zeros(n, dtype=np.bool_), "_illegal_action": everywhere.copy(),
-            "learner_seat": self._table.seats.copy(), "_learner_seat": everywhere.copy(),
-        }  # fmt: skip
+            "action_mask": self._table.mask.copy(),
+            "_action_mask": everywhere,
+            "illegal_action": np.zeros(n, dtype=np.bool_),
+            "_illegal_action": everywhere.copy(),
+            "learner_seat": self._table.seats.copy(),
+            "_learner_seat": everywhere.copy(),
+        }
 
     def _final_infos(self, ended: np.ndarray) -> dict[str, Any]:
         """final_obs (an object array of per-match observations) and final_info, as SyncVectorEnv lays them out."""
@@ -145,9 +148,16 @@ class HollywoodGinVectorEnv(VectorEnv):
             final_obs[i] = {"observation": table.obs[i].copy(), "action_mask": table.mask[i].copy()}
         mask = np.where(ended[:, None], table.mask, 0).astype(np.int8)
         final_info = {
-            "action_mask": mask, "_action_mask": ended.copy(),
-            "illegal_action": table.illegal & ended, "_illegal_action": ended.copy(),
-            "learner_seat": np.where(ended, table.seats, 0), "_learner_seat": ended.copy(),
-        }  # fmt: skip
-        return {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": final_info,
-                "_final_info": ended.copy()}  # fmt: skip
+            "action_mask": mask,
+            "_action_mask": ended.copy(),
+            "illegal_action": table.illegal & ended,
+            "_illegal_action": ended.copy(),
+            "learner_seat": np.where(ended, table.seats, 0),
+            "_learner_seat": ended.copy(),
+        }
+        return {
+            "final_obs": final_obs,
+            "_final_obs": ended.copy(),
+            "final_info": final_info,
+            "_final_info": ended.copy(),
+        }

@@ -111,8 +111,11 @@ def check_seq(data: dict[str, Any], entry: Entry) -> None:
     if type(seq) is not int:
         raise RequestError(400, f"seq must be the integer state number the page shows, got {seq!r:.40}.")
     if seq != entry.seq:
-        raise RequestError(409, f"This move was made on state {seq}, but the match is at state {entry.seq} "
-                           "(a replayed or stale request): reload the page.")  # fmt: skip
+        raise RequestError(
+            409,
+            f"This move was made on state {seq}, but the match is at state {entry.seq} "
+            "(a replayed or stale request): reload the page.",
+        )
 
 
 def click_text(data: dict[str, Any]) -> str:
@@ -181,8 +184,11 @@ def table_command(entry: Entry, kind: str) -> list[str]:
         moves = move_sentences(hand_events(session.game.events), session.human, session.names)
         return [m.plain for m in moves] or ["No moves yet this hand."]
     if kind == "help":
-        return [*HELP.splitlines(), "On the page: click a card to discard it, the stock to draw, the face-up card "
-                "to take it; the knock buttons under your cards knock."]  # fmt: skip
+        return [
+            *HELP.splitlines(),
+            "On the page: click a card to discard it, the stock to draw, the face-up card "
+            "to take it; the knock buttons under your cards knock.",
+        ]
     return ["To leave, close the tab: the match stays on the server, and in its save file if it has one."]
 
 

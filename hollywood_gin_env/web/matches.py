@@ -79,7 +79,8 @@ def session_maker(first: Session, seat: str) -> Callable[[int], Session]:
             return first
         seed = random.Random(f"{first.game.seed}:match {n}").getrandbits(63)
         game = Game(first.game.rules, seed=seed)
-        return Session(game, choose_seat(seat, seed), first.opponent, numbered_path(first.save_path, n),
-                       hold_hand_ends=True)  # fmt: skip
+        return Session(
+            game, choose_seat(seat, seed), first.opponent, numbered_path(first.save_path, n), hold_hand_ends=True
+        )
 
     return make

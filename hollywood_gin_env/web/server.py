@@ -38,8 +38,10 @@ def exposure_warning(host: str) -> str | None:
     """A warning line when the server listens beyond this machine's loopback address."""
     if host in LOOPBACK_HOSTS:
         return None
-    return (f"Warning: listening on {host}, not 127.0.0.1: anyone who can reach this address can open the page "
-            "and start matches (not see yours: each match is behind its own unguessable id).")  # fmt: skip
+    return (
+        f"Warning: listening on {host}, not 127.0.0.1: anyone who can reach this address can open the page "
+        "and start matches (not see yours: each match is behind its own unguessable id)."
+    )
 
 
 def serve(matches: Matches, host: str, port: int, open_browser: bool, say: Callable[[str], None] = print) -> int:

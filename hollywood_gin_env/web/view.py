@@ -34,8 +34,11 @@ def sorted_melds(melds: Sequence[Sequence[int]]) -> list[list[int]]:
 def arranged(cards: Sequence[int]) -> dict[str, Any]:
     """A hand grouped by its best arrangement: melds, the deadwood cards and their total."""
     melds, deadwood = arrange(list(cards))
-    return {"melds": [names(m) for m in sorted_melds(melds)], "deadwood": names(by_rank(deadwood)),
-            "deadwood_total": min_deadwood(list(cards))}  # fmt: skip
+    return {
+        "melds": [names(m) for m in sorted_melds(melds)],
+        "deadwood": names(by_rank(deadwood)),
+        "deadwood_total": min_deadwood(list(cards)),
+    }
 
 
 def who(session: Session, seat: int) -> str:
@@ -63,8 +66,14 @@ def legal_moves(session: Session) -> list[dict[str, Any]]:
             card = action - (KNOCK_BASE if action >= KNOCK_BASE else DISCARD_BASE)
             left = min_deadwood([c for c in hand if c != card])
             knock = action >= KNOCK_BASE
-            moves.append({"action": "knock" if knock else "discard", "card": card_name(card), "deadwood": left,
-                          "gin": knock and not left})  # fmt: skip
+            moves.append(
+                {
+                    "action": "knock" if knock else "discard",
+                    "card": card_name(card),
+                    "deadwood": left,
+                    "gin": knock and not left,
+                }
+            )
     return moves
 
 
@@ -74,23 +83,38 @@ def sheet(session: Session) -> list[dict[str, Any]]:
     rows = []
     for g, (totals, entries) in enumerate(zip(s["totals"], s["entries"], strict=True)):
         winner = s["winners"][g]
-        rows.append({"game": f"G{g + 1}", "points": [totals[you], totals[bot]], "entered": [entries[you], entries[bot]],
-                     "winner": None if winner is None else who(session, winner),
-                     "net": s["net"][g] if winner is not None else None})  # fmt: skip
+        rows.append(
+            {
+                "game": f"G{g + 1}",
+                "points": [totals[you], totals[bot]],
+                "entered": [entries[you], entries[bot]],
+                "winner": None if winner is None else who(session, winner),
+                "net": s["net"][g] if winner is not None else None,
+            }
+        )
     return rows
 
 
 def _layoffs(spread: dict[str, Any]) -> list[dict[str, list[str]]]:
-    return [{"cards": names(by_rank(cards)), "on": names(by_rank(meld))}
-            for cards, meld in zip(spread["layoffs"], spread["knocker_melds"], strict=True) if cards]  # fmt: skip
+    return [
+        {"cards": names(by_rank(cards)), "on": names(by_rank(meld))}
+        for cards, meld in zip(spread["layoffs"], spread["knocker_melds"], strict=True)
+        if cards
+    ]
 
 
 def spread_view(
     whose: str, role: str, melds: list[list[int]], deadwood: list[int], total: int, layoffs: list
 ) -> dict[str, Any]:
     """One player's cards at the showdown: melds, deadwood cards and total, and (the defender) the layoffs."""
-    return {"who": whose, "role": role, "melds": [names(m) for m in sorted_melds(melds)],
-            "deadwood": names(by_rank(deadwood)), "deadwood_total": total, "layoffs": layoffs}  # fmt: skip
+    return {
+        "who": whose,
+        "role": role,
+        "melds": [names(m) for m in sorted_melds(melds)],
+        "deadwood": names(by_rank(deadwood)),
+        "deadwood_total": total,
+        "layoffs": layoffs,
+    }
 
 
 def hand_end(session: Session, index: int) -> dict[str, Any]:
@@ -100,19 +124,36 @@ def hand_end(session: Session, index: int) -> dict[str, Any]:
     deal = next(e for e in reversed(events[:index]) if e["type"] == "deal")
     lines = hand_end_lines(events, index, game.rules, session.names, session.human)
     words = [line.plain for line in lines if not line.plain.startswith("  ")]  # the spreads go as cards instead
-    out: dict[str, Any] = {"hand": deal["hand"], "kind": result["kind"], "lines": words,
-                           "knocker": None if result["kind"] == "dead" else who(session, result["knocker"]),
-                           "points": result["points"], "games": [g + 1 for g in result["credited_games"]],
-                           "winner": None if result["kind"] == "dead" else who(session, result["winner"]),
-                           "spreads": []}  # fmt: skip
+    out: dict[str, Any] = {
+        "hand": deal["hand"],
+        "kind": result["kind"],
+        "lines": words,
+        "knocker": None if result["kind"] == "dead" else who(session, result["knocker"]),
+        "points": result["points"],
+        "games": [g + 1 for g in result["credited_games"]],
+        "winner": None if result["kind"] == "dead" else who(session, result["winner"]),
+        "spreads": [],
+    }
     if result["kind"] != "dead":  # a dead hand is thrown in unseen; a showdown is public
         spread, knocker = events[index - 1], result["knocker"]
         out["spreads"] = [
-            spread_view(who(session, knocker), "knocker", spread["knocker_melds"], spread["knocker_deadwood_cards"],
-                        result["knocker_deadwood"], []),
-            spread_view(who(session, 1 - knocker), "defender", spread["defender_melds"],
-                        spread["defender_deadwood_cards"], result["defender_deadwood"], _layoffs(spread)),
-        ]  # fmt: skip
+            spread_view(
+                who(session, knocker),
+                "knocker",
+                spread["knocker_melds"],
+                spread["knocker_deadwood_cards"],
+                result["knocker_deadwood"],
+                [],
+            ),
+            spread_view(
+                who(session, 1 - knocker),
+                "defender",
+                spread["defender_melds"],
+                spread["defender_deadwood_cards"],
+                result["defender_deadwood"],
+                _layoffs(spread),
+            ),
+        ]
     return out
 
 
@@ -131,8 +172,11 @@ def match_end(session: Session) -> dict[str, Any] | None:
     if not game.done:
         return None
     won = game.score_sheet["winners"]
-    return {"winner": who(session, game.winner), "games": [won.count(session.human), won.count(1 - session.human)],
-            "line": turn_line(game, session.human, session.names).plain}  # fmt: skip
+    return {
+        "winner": who(session, game.winner),
+        "games": [won.count(session.human), won.count(1 - session.human)],
+        "line": turn_line(game, session.human, session.names).plain,
+    }
 
 
 def just_drawn(events: Sequence[dict[str, Any]], human: int) -> str | None:
@@ -149,21 +193,31 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
     held = session.held_hand_end is not None
     ended = shown_hand_end(session)
     return {
-        "seq": seq, "opponent": session.opponent_label, "seat": human, "hand_number": game.hand_number,
-        "dealer": who(session, game.dealer), "phase": game.phase,
+        "seq": seq,
+        "opponent": session.opponent_label,
+        "seat": human,
+        "hand_number": game.hand_number,
+        "dealer": who(session, game.dealer),
+        "phase": game.phase,
         "turn": None if game.done or held else who(session, game.current_player),
         "prompt": "The hand is over." if held else turn_line(game, human, session.names).plain,
         "hand": {**arranged(game.hand(human)), "drawn": just_drawn(events, human)},
         "bot": {"cards": len(game.hand(1 - human)), "took": names(by_rank(public_took(events, 1 - human)))},
-        "pile": {"face_up": card_name(pile[-1]) if pile else None, "recent": names(pile[-RECENT_PILE:]),
-                 "size": len(pile)},
+        "pile": {
+            "face_up": card_name(pile[-1]) if pile else None,
+            "recent": names(pile[-RECENT_PILE:]),
+            "size": len(pile),
+        },
         "stock": game.stock_size,
         "moves": [m.plain for m in move_sentences(events, human, session.names)],
         "legal": legal_moves(session),
         "sheet": sheet(session),
-        "rules": {"knock_limit": game.rules.knock_limit, "game_target": game.rules.game_target,
-                  "num_games": game.rules.num_games},
+        "rules": {
+            "knock_limit": game.rules.knock_limit,
+            "game_target": game.rules.game_target,
+            "num_games": game.rules.num_games,
+        },
         "hand_end": None if ended is None else hand_end(session, ended),
         "match_end": match_end(session),
         "save": {"path": session.save_path, "error": session.save_error},
-    }  # fmt: skip
+    }
