@@ -6,9 +6,9 @@ may read the engine's hidden cards. A baseline that depends on the state but not
 gradient unbiased, and one that knows the opponent's hand and the stock explains much more of a hand's outcome (the
 variance the player-view critic cannot remove): with the whole stock in view and a deterministic opponent, what is
 left of a hand's outcome is the learner's own sampled actions. An MLP does not learn to play a hand out from its
-cards (docs/TRAINING-ROUNDS.md, round two), so the view also gives the result of one such play-out: `expert` for both
-seats from the deal, on the same stock (`deal_playout`, once a hand; `expert` is deterministic, so it is exact). The
-shipped policy and every agent of the library read the observation only.
+cards (docs/TRAINING.md, "What was tried", round two), so the view also gives the result of one such play-out:
+`expert` for both seats from the deal, on the same stock (`deal_playout`, once a hand; `expert` is deterministic, so
+it is exact). The shipped policy and every agent of the library read the observation only.
 """
 
 from __future__ import annotations
