@@ -1,5 +1,6 @@
-"""Issue 20, items 1 and 2: engine state restored from a file, and the players handed to `observe`, are checked
-before any kernel sees them (a tampered last.pt segfaulted `--resume`; `observe([10**6, ...])` segfaulted)."""
+"""Engine state restored from a file, the players handed to `observe` and the engine's per-match arguments are
+checked before any kernel sees them: a bad value is one error naming the field, never a segfault (a tampered
+last.pt, `observe([10**6, ...])`), and the state stays as it was."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Issue 11 item 6: a cold numba cache is announced in one line before the long compile; --help shows defaults."""
+"""A cold numba cache is announced in one line on stderr before the long compile (a warm cache and pure-Python mode
+print nothing), and evaluate.py --help shows every option's default."""
 
 from __future__ import annotations
 

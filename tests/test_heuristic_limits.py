@@ -1,8 +1,8 @@
-"""Issue 20, item 7 (heuristics): an impossible observation cannot hang the heuristics.
+"""An impossible observation cannot hang the heuristics: they answer or refuse it with a clear error at once.
 
-Before, `act` on an all-ones observation ran the meld solver on a 52-card "hand", whose set enumeration grows as
-5^ranks: minutes per row. Now a hand plane of more than 11 cards is refused with a clear error at once. Each case
-runs in a child process with a timeout, so a regression fails the test instead of hanging the suite.
+On an all-ones observation the meld solver would face a 52-card "hand", whose set enumeration grows as 5^ranks
+(minutes per row); a hand plane of more than 11 cards is refused instead. Each case runs in a child process with a
+timeout, so a regression fails the test instead of hanging the suite.
 """
 
 from __future__ import annotations

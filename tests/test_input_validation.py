@@ -1,4 +1,4 @@
-"""Issue 11 item 4: errors arrive early and clear, never late, raw or as silent casts.
+"""The library's entry points refuse bad input early and clearly, never late, raw or as a silent cast.
 
 evaluate.py checks --json before the run and survives Ctrl-C; Rules rejects unknown keywords like from_dict and
 stores plain Python values; from_strings refuses repeated keys, non-ASCII digits and a bare string; Game refuses
@@ -199,7 +199,7 @@ def test_hand_and_observation_refuse_anything_but_0_or_1(player):
 @pytest.mark.nojit
 @pytest.mark.parametrize("size", [12, 20, 52])
 def test_solver_refuses_more_than_eleven_cards_at_once(size):
-    """Today 52 cards would run for minutes; now it is an immediate ValueError naming the limit and the count."""
+    """More than 11 cards is an immediate ValueError naming the limit and the count (52 would run for minutes)."""
     hand = list(range(size))
     for solve in (melds.min_deadwood, melds.arrange):
         start = time.perf_counter()

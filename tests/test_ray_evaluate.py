@@ -1,4 +1,4 @@
-"""Issue 18 item 2: evaluate.py --workers K on Ray gives the results of one worker; faults stop it cleanly.
+"""evaluate.py --workers K on Ray gives the results of one worker; faults stop it cleanly.
 
 The local tests share one Ray with 2 CPUs; the two-node tests at the end share one simulated cluster
 (tests/ray_fixtures.py). Chunks are small so that several run per pair.

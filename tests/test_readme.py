@@ -1,4 +1,4 @@
-"""Issue 11 item 5, issue 20 item 9: the README and the docs run as written, and everything they link to is there.
+"""The README and the docs run as written, and everything they link to is there.
 
 Every ```python block of README.md, docs/*.md and benchmarks/README.md is run on its own, in a fresh interpreter, so
 a block that leans on an import or a name from an earlier block fails here. New blocks are picked up automatically. A
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 RULES_DOC = ROOT / "docs" / "RULES.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md"]
-README_MAX_LINES = 250  # issue 20 item 9: what a newcomer needs, on a screen or two; the rest lives in docs/
+README_MAX_LINES = 250  # what a newcomer needs, on a screen or two; the rest lives in docs/
 OPT_OUT = "# not run by tests/test_readme.py:"
 STEP_BUDGET = 512
 _STEPS = re.compile(r"(\.learn\(\s*|\b(?:total_timesteps|total_steps|timesteps|num_steps)\s*=\s*)([0-9][0-9_]*)")
@@ -197,7 +197,7 @@ def test_every_table_row_fills_its_columns(doc):
 
 @pytest.mark.nojit
 def test_readme_stays_short():
-    """The README keeps to what a newcomer needs; references belong in docs/ (issue 20 item 9)."""
+    """The README keeps to what a newcomer needs; references belong in docs/."""
     lines = len(README.read_text(encoding="utf-8").splitlines())
     assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}): move detail to docs/"
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 7: render_mode="rgb_array" draws the table, so SB3's make_vec_env and gymnasium's RecordVideo work."""
+"""render_mode="rgb_array" draws the table as a picture, so SB3's make_vec_env and gymnasium's RecordVideo work."""
 
 from __future__ import annotations
 

@@ -1,0 +1,158 @@
+"""The environments take actions and seeds only in the forms they document, and a refusal changes nothing.
+
+Actions: the batched envs take an integer array (or list of ints, or an integer tensor) of shape (N,), the single env
+one integer; floats, bools, strings and other shapes are refused naming the dtype or shape, never cast. Seeds: every
+public seeding entry (Game, the three envs, PettingZoo, load_agent, round_robin) takes 0..2**64-1 and refuses
+anything else naming the value, so 2**64 never deals like 0 and True never seeds an agent.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from hollywood_gin_env import pettingzoo
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv, SelfPlayVectorEnv
+from hollywood_gin_env.evaluate import round_robin
+from hollywood_gin_env.game import Game
+from hollywood_gin_env.sampling import check_seed
+
+
+def first_legal(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+# --- actions: integers of the right shape, never cast ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: HollywoodGinVectorEnv(8),
+        lambda: SelfPlayVectorEnv(8),
+    ],
+    ids=["vector", "selfplay"],
+)
+@pytest.mark.parametrize(
+    "actions, error, text",
+    [
+        (np.full(8, 1.7), TypeError, "got dtype float64"),
+        (np.full(8, 1.0), TypeError, "got dtype float64"),
+        (np.full(8, np.nan), TypeError, "got dtype float64"),
+        (np.ones(8, dtype=bool), TypeError, "got dtype bool"),
+        (np.array(["1"] * 8), TypeError, "got dtype <U1"),
+        (np.ones((8, 1), dtype=np.int64), ValueError, r"shape \(8,\).*got shape \(8, 1\)"),
+        (np.ones((2, 4), dtype=np.int64), ValueError, r"got shape \(2, 4\)"),
+        (np.ones(7, dtype=np.int64), ValueError, r"got shape \(7,\)"),
+        (np.int64(1), ValueError, r"got shape \(\)"),
+        ([1.0] * 8, TypeError, "type float"),
+    ],
+)
+def test_batched_envs_refuse_what_is_not_an_integer_array_of_shape_n(make, actions, error, text):
+    """Nothing is cast (1.7 would play as 1): the error names the dtype or shape, and the state stays unchanged."""
+    env = make()
+    env.reset(seed=0)
+    before = env.engine.state.match.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy cast warning either
+        with pytest.raises(error, match=text):
+            env.step(actions)
+    np.testing.assert_array_equal(env.engine.state.match, before)
+
+
+def test_batched_envs_take_integer_arrays_and_lists_of_ints():
+    for dtype in (np.int64, np.int32, np.uint8):
+        vec = HollywoodGinVectorEnv(3)
+        obs, _ = vec.reset(seed=0)
+        actions = np.array([first_legal(m) for m in obs["action_mask"]], dtype=dtype)
+        _, _, terminations, _, infos = vec.step(actions)
+        assert not infos["illegal_action"].any() and not terminations.any()
+    vec.step([first_legal(m) for m in vec.action_masks()])
+
+
+def test_the_single_env_takes_integers_and_refuses_floats():
+    """A float action id (even 1.0) is a TypeError, as in the batched envs, not an illegal action ending the episode."""
+    env = HollywoodGinEnv()
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(TypeError, match="integer action id"):
+        env.step(float(first_legal(obs["action_mask"])))
+    for wrap in (np.int64, lambda a: np.array([a]), int):
+        obs, _, terminated, _, info = env.step(wrap(first_legal(obs["action_mask"])))
+        assert not info["illegal_action"]
+        if terminated:
+            obs, _ = env.reset()
+
+
+def test_array_likes_such_as_tensors_follow_the_same_rule():
+    torch = pytest.importorskip("torch")
+    vec = HollywoodGinVectorEnv(3)
+    obs, _ = vec.reset(seed=0)
+    _, _, _, _, infos = vec.step(torch.tensor([first_legal(m) for m in obs["action_mask"]]))
+    assert not infos["illegal_action"].any()
+    with pytest.raises(TypeError, match="got dtype float32"):
+        vec.step(torch.ones(3))
+    with pytest.raises(TypeError, match="got a bool"):
+        vec.step([1, True, 1])
+    env = HollywoodGinEnv()
+    obs, _ = env.reset(seed=0)
+    _, _, _, _, info = env.step(torch.tensor(first_legal(obs["action_mask"])))
+    assert not info["illegal_action"]
+    with pytest.raises(TypeError, match="integer action id"):
+        env.step(torch.tensor(1.0))
+
+
+# --- seeds: 0..2**64-1 at every public entry ------------------------------------------------------------------
+
+TOP = 2**64 - 1
+ENTRIES = {
+    "Game": lambda seed: Game(seed=seed),
+    "single env": lambda seed: HollywoodGinEnv().reset(seed=seed),
+    "vector env": lambda seed: HollywoodGinVectorEnv(3).reset(seed=seed),
+    "self-play env": lambda seed: SelfPlayVectorEnv(3).reset(seed=seed),
+    "pettingzoo": lambda seed: pettingzoo.env().reset(seed=seed),
+    "load_agent random": lambda seed: load_agent("random", seed=seed),
+    "load_agent expert": lambda seed: load_agent("expert", seed=seed),
+    "round_robin": lambda seed: round_robin(["random", "greedy"], 2, seed=seed, progress=False),
+}
+
+
+@pytest.mark.parametrize("entry", list(ENTRIES))
+@pytest.mark.parametrize("seed", [2**64, 2**70, -1, True, 1.5, "7"])
+def test_seeds_outside_0_to_2_64_minus_1_are_refused(entry, seed):
+    with pytest.raises(ValueError, match=r"seed.*0\.\.2\*\*64-1|seed.*not allowed"):
+        ENTRIES[entry](seed)
+
+
+@pytest.mark.parametrize("entry", ["Game", "single env", "pettingzoo", "load_agent random", "load_agent expert"])
+def test_the_largest_seed_still_works(entry):
+    ENTRIES[entry](TOP)
+    if entry != "single env":  # gymnasium's own seeding takes Python ints only
+        ENTRIES[entry](np.uint64(TOP))
+
+
+def test_batched_envs_refuse_a_seed_whose_last_match_would_pass_2_64():
+    """Match i is seeded with seed + i: with 3 matches the largest integer seed is 2**64 - 3."""
+    for make in (lambda: HollywoodGinVectorEnv(3), lambda: SelfPlayVectorEnv(3)):
+        make().reset(seed=TOP - 2)
+        with pytest.raises(ValueError, match="2\\*\\*64-1"):
+            make().reset(seed=TOP - 1)
+        with pytest.raises(ValueError, match="2\\*\\*64-1"):
+            make().reset(seed=[0, 1, 2**64])
+
+
+def test_a_refused_seed_leaves_the_single_env_as_it_was():
+    env = HollywoodGinEnv()
+    obs, _ = env.reset(seed=5)
+    state = env.np_random.bit_generator.state
+    with pytest.raises(ValueError):
+        env.reset(seed=2**64)
+    assert env.np_random.bit_generator.state == state
+
+
+def test_check_seed_names_the_argument():
+    assert check_seed(TOP) == TOP
+    with pytest.raises(ValueError, match="train.seed=-3"):
+        check_seed(-3, "train.seed")
