@@ -1,5 +1,6 @@
-"""Every script in benchmarks/ runs in its smoke mode (a few seconds) and prints its figures as JSON, so a change
-that breaks a benchmark fails the tests. The figures are not asserted: speed is what the full runs report."""
+"""Every script in benchmarks/ runs in its smoke mode (seconds of measuring, after start-up) and prints its figures
+as JSON, so a change that breaks a benchmark fails the tests. The figures are not asserted: speed is what the full
+runs report. The smoke runs are marked slow: CI runs them, the README's test command leaves them out."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ SCRIPTS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if not p.name.sta
 
 
 def test_there_are_benchmarks():
+    """benchmarks/ holds at least the engine, env and training benchmarks (each smoke-run below)."""
     assert {p.name for p in SCRIPTS} >= {"engine.py", "env.py", "train.py"}
 
 
+@pytest.mark.slow  # 20-70 s a script (train.py builds MaskablePPO too): CI's second command runs them
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.name for p in SCRIPTS])
 def test_benchmark_runs_in_smoke_mode(script):
+    """The script exits 0 in its smoke mode and its last line is a JSON object of non-negative figures."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
         [sys.executable, str(script), "--smoke", "--json"],

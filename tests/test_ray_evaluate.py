@@ -1,7 +1,8 @@
 """evaluate.py --workers K on Ray gives the results of one worker; faults stop it cleanly.
 
 The local tests share one Ray with 2 CPUs; the two-node tests at the end share one simulated cluster
-(tests/ray_fixtures.py). Chunks are small so that several run per pair.
+(tests/ray_fixtures.py). Chunks are small so that several run per pair. The two-node tests are marked slow (CI's
+second command runs them).
 """
 
 from __future__ import annotations
@@ -186,6 +187,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_no_process(tmp_path):
 # --- two nodes of one CPU each (ray.cluster_utils.Cluster): keep these last --------------------------------------
 
 
+@pytest.mark.slow  # the two-node cluster takes 15-20 s to start, and this test ran 75 s on a busy 2-core machine
 def test_two_nodes_give_the_report_of_one_process_with_a_checkpoint_shipped(ray_two_nodes):
     """The checkpoint's bytes travel through the object store to both nodes' workers; the report is unchanged."""
     import ray
@@ -197,7 +199,9 @@ def test_two_nodes_give_the_report_of_one_process_with_a_checkpoint_shipped(ray_
     assert without_seconds(on_ray) == without_seconds(here)
 
 
+@pytest.mark.slow  # the same two-node cluster
 def test_the_command_line_joins_a_cluster_by_address(ray_two_nodes, tmp_path):
+    """evaluate.py --ray-address joins a running cluster and writes the report one process writes."""
     argv = [
         "--agents",
         "expert",
