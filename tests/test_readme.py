@@ -227,6 +227,20 @@ def test_rules_doc_lists_every_option_with_its_default():
 
 
 @pytest.mark.nojit
+def test_ci_runs_the_readme_test_commands_and_the_slow_tests():
+    """Each pytest command the README gives is a line of .ci/run, and together they run everything (not slow, slow)."""
+    commands = [
+        part.strip()
+        for cell in re.findall(r"`([^`\n]*python -m pytest[^`\n]*)`", README.read_text(encoding="utf-8"))
+        for part in cell.split("&&")
+    ]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    assert 'python -m pytest -q -m "not slow"' in commands and "python -m pytest -q -m slow" in commands, commands
+    missing = [command for command in commands if command not in ci]
+    assert missing == [], f".ci/run does not run the README's {missing}"
+
+
+@pytest.mark.nojit
 def test_license_file_and_pyproject_agree():
     assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
