@@ -113,7 +113,7 @@ class ModelConfig:
     oracle_updates: int = field(default=0, metadata=_allowed(0, 1_000_000))
     """oracle guiding ("cards" policy, "table" critic): for this many PPO updates the acting policy also reads the
     opponent's hand, card by card, through per-card layers (zero at the start) in its card head; the saved policy,
-    the snapshots and every evaluation read the observation alone (agents/ppo.py CardOracle; docs/TRAINING-ROUNDS.md,
+    the snapshots and all evaluations read the observation alone (agents/ppo.py CardOracle; TRAINING.md, What was tried,
     rounds seventeen and eighteen)"""
     oracle_fade: int = field(default=0, metadata=_allowed(0, 1_000_000))
     """oracle guiding: after `oracle_updates`, the oracle's weight falls in a straight line to 0 over this many

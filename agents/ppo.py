@@ -36,7 +36,7 @@ class CardOracle(nn.Module):
     """The opponent's hand (52 card bits) as one more card plane, through per-card layers shaped like the card head's
     own (each card with its suit neighbours, its rank across the suits): (B, suit, C, rank) for the card head's hidden
     units, zero at the start. Per card, because what the opponent holds matters card by card: the card head's
-    shared context vector is added alike to every card (docs/TRAINING-ROUNDS.md, round seventeen)."""
+    shared context vector is added alike to every card (docs/TRAINING.md, "What was tried", round seventeen)."""
 
     def __init__(self, channels: int) -> None:
         super().__init__()

@@ -4,7 +4,7 @@ state, fine-tune a copy on the labels, and score the copy's changed choices on h
 Run: `python scripts/improvement_probe.py [--checkpoint checkpoints/hollywood-ppo.pt] [--opponent expert]
 [--decisions knock|discard|draw] [--positions 30000] [--seed 31] [--save PATH | --score AGENT | --reveal P |
 --wider WxD]`; prints the held-out gain a decision after each epoch, and at the end the gain on the positions trained
-on (docs/TRAINING-ROUNDS.md, round fifteen, has the method and the shipped bot's figures). With `--score AGENT` it
+on (docs/TRAINING.md, "What was tried", round fifteen). With `--score AGENT` it
 fine-tunes nothing and scores that agent's choices (a search agent's, say) on every labelled position instead.
 
 The policy plays seat 0 of `SelfPlayVectorEnv` matches against the opponent. At the chosen kind of decision (every
@@ -17,7 +17,7 @@ the warm start's improvement term plus `beta` times the KL from the policy (on t
 all its decisions); on the other 20%, its argmax is scored by the labels: its candidate's score minus that of the
 policy's own choice, in points. A choice outside the candidates scores 0 and is counted.
 
-Two checks of the probe itself (docs/TRAINING-ROUNDS.md, rounds twenty and twenty-one): `--reveal P`, its power,
+Two checks of the probe itself (TRAINING.md "What was tried", rounds twenty and twenty-one): `--reveal P`, its power,
 gives the copy each of the opponent's cards with chance P, through a per-card layer that starts at zero; `--wider
 WxD`, its capacity, adds to the copy an MLP of D hidden layers of W units over the policy's inputs, whose logits are
 added to the policy's and whose output layer starts at zero. Either way the copy plays as the policy before the
