@@ -110,6 +110,23 @@ def say(message: str) -> None:
     tqdm.write(message, file=sys.stderr)  # above any progress bar, never through it
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """ValueError naming the option for arguments no run can use (before anything starts)."""
+    if args.stop_after is not None and args.stop_after < 1:
+        raise ValueError(f"--stop-after {args.stop_after}: give a number of updates of at least 1")
+    if args.ray_address:  # Ray's own connect would retry for minutes against an address nobody listens at
+        from hollywood_gin_env.duplicate import EvaluationError
+
+        try:
+            from hollywood_gin_env.evaluate_ray import check_reachable
+        except ImportError:
+            return  # no Ray: the run's workers say what to install
+        try:
+            check_reachable(args.ray_address)
+        except EvaluationError as error:
+            raise ValueError(f"--ray-address: {error}") from None
+
+
 def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
     """The run directory, and the checked config of a new run (None when resuming: the config is in last.pt)."""
     if args.resume:
@@ -169,9 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     interrupt = Interrupt()
     try:
         device = resolve_device(args.device)
+        check_args(args)
         run_dir, config = plan_run(args)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        lock = RunLock(run_dir).acquire()  # one run at a time in a directory
+        lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
     except (ValueError, FileNotFoundError) as error:
         raise SystemExit(f"train.py: error: {error}") from None
     try:

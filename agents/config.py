@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.userfiles import read_user_file
 
 
 def _allowed(
@@ -37,6 +38,9 @@ MAX_TRAIN_SEED = 2**32 - 1
 MAX_ROLLOUT_DECISIONS = 2**20
 #: Teacher decisions the warm start keeps in memory at once (about 2.4 KB each: about 5 GB).
 MAX_WARMSTART_DECISIONS = 2_000_000
+#: A config file's size and nesting (the shipped configs: under 4 KB, 2 deep), checked before it is parsed.
+MAX_CONFIG_BYTES = 1 << 20
+MAX_CONFIG_DEPTH = 32
 
 
 @dataclass
@@ -349,8 +353,12 @@ def config_from_dict(data: dict[str, Any]) -> Config:
 def _check_across(config: Config) -> None:
     """Constraints between fields."""
     mix = config.selfplay
-    if mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight <= 0:
-        raise ValueError("selfplay: the opponent weights (self, snapshot, expert, greedy) must not all be 0")
+    total = mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight
+    if not 0 < total < math.inf:  # each weight is finite, but two near 1e308 sum to inf: no draw could be made
+        raise ValueError(
+            f"selfplay: the opponent weights (self, snapshot, expert, greedy) sum to {total}; the sum must be "
+            "finite and above 0"
+        )
     weights = config.warmstart.teacher_weights
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
         raise ValueError(
@@ -404,21 +412,57 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def load_config(path: str | None = None, overrides: list[str] = ()) -> Config:
     """The checked Config of a TOML file (None: every default) with `section.key=value` overrides applied."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"config file not found: {path}") from None
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path} is not valid TOML: {error}") from None
+    data: dict[str, Any] = {} if path is None else read_toml(path)
     for text in overrides:
         (section, key), value = parse_override(text)
         if not isinstance(data.setdefault(section, {}), dict):
             raise ValueError(f"--set {text!r}: [{section}] is not a table")
         data[section][key] = value
     return config_from_dict(data)
+
+
+def read_toml(path: str) -> dict[str, Any]:
+    """The TOML document of a config file: a regular file of at most MAX_CONFIG_BYTES, nested at most
+    MAX_CONFIG_DEPTH deep (checked before parsing: the parser recurses); ValueError naming the file else."""
+    raw = read_user_file(path, MAX_CONFIG_BYTES, "config file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML: not UTF-8 text ({error})") from None
+    depth = nesting_depth(text)
+    if depth > MAX_CONFIG_DEPTH:
+        raise ValueError(f"{path} nests arrays or tables {depth} deep; a config nests at most {MAX_CONFIG_DEPTH} deep")
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as error:
+        raise ValueError(f"{path} is not valid TOML: {error}") from None
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of [ and { outside strings and comments (a close approximation of TOML's: enough to
+    bound it before parsing)."""
+    depth = deepest = 0
+    quote, escaped, comment = "", False, False
+    for char in text:
+        if comment:
+            comment = char != "\n"
+        elif quote:
+            if escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            comment = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 def to_toml(config: Config) -> str:

@@ -19,7 +19,7 @@ from torch import nn
 from agents.config import SelfPlayConfig
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
-from hollywood_gin_env.agents.policy import build_policy
+from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
 
 SELF, GREEDY, EXPERT = -1, 0, 1
 FIRST_SNAPSHOT = 2
@@ -120,11 +120,45 @@ class OpponentPool:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what `state_dict` saved."""
-        self.snapshots, self.updates = [], []
-        for weights, update in zip(state["snapshots"], state["updates"], strict=True):
-            self.snapshots.append(self._frozen(weights))
-            self.updates.append(int(update))
-        self.wins = state["wins"].numpy().copy()
-        self.played = state["played"].numpy().copy()
-        self.next_slot = int(state["next_slot"])
+        """Restore what `state_dict` saved; ValueError naming the field (the pool unchanged) if it is not what a pool
+        of this config saves. The snapshot count is checked before any snapshot is built."""
+        size = self.config.pool_size
+        snapshots, updates = state["snapshots"], state["updates"]
+        if not isinstance(snapshots, list) or not isinstance(updates, list) or len(snapshots) != len(updates):
+            raise ValueError("pool.snapshots, pool.updates: expected two lists of the same length")
+        if len(snapshots) > size:
+            raise ValueError(f"pool.snapshots: {len(snapshots):,} snapshots, but selfplay.pool_size is {size}")
+        if not all(_is_count(update) for update in updates):
+            raise ValueError(f"pool.updates: expected non-negative ints, found {updates!r:.200}")
+        wins, played = _counts(state["wins"], "pool.wins", size), _counts(state["played"], "pool.played", size)
+        if (wins > played).any():
+            raise ValueError("pool.wins: more wins than matches played against a snapshot")
+        next_slot = state["next_slot"]
+        # a pool that is not yet full fills its slots in order: the next one is the first empty one
+        allowed = range(size) if len(snapshots) == size else range(len(snapshots), len(snapshots) + 1)
+        if not _is_count(next_slot) or next_slot not in allowed:
+            raise ValueError(
+                f"pool.next_slot={next_slot!r}: with {len(snapshots)} of {size} snapshots it must be an int in "
+                f"{allowed.start}..{allowed.stop - 1}"
+            )
+        shapes = expected_shapes(self.policy_config)
+        for k, weights in enumerate(snapshots):
+            check_weights(weights, shapes, f"pool.snapshots[{k}]", "the run's policy")
+        self.snapshots = [self._frozen(weights) for weights in snapshots]
+        self.updates = [int(update) for update in updates]
+        self.wins, self.played, self.next_slot = wins, played, int(next_slot)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _counts(value: object, name: str, size: int) -> np.ndarray:
+    """A saved float64 tensor of `size` finite, non-negative counts, as a new numpy array; ValueError naming it."""
+    if not isinstance(value, torch.Tensor) or value.dtype != torch.float64 or tuple(value.shape) != (size,):
+        found = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"{name}: expected a float64 tensor of shape ({size},) (selfplay.pool_size), found {found}")
+    array = value.numpy().copy()  # a copy: a stride-0 or shared view becomes an array of its own
+    if not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError(f"{name}: values must be finite and non-negative")
+    return array

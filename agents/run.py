@@ -33,7 +33,15 @@ from agents.config import Config
 from agents.pool import OpponentPool
 from agents.ppo import ActorCritic, Batch, oracle_strength, ppo_update
 from agents.rollout import RolloutStorage
-from agents.trainstate import TRAIN_KEY, Progress, capture_rng, load_training, policy_metadata, restore_rng
+from agents.trainstate import (
+    TRAIN_KEY,
+    Progress,
+    capture_rng,
+    check_training_state,
+    load_training,
+    policy_metadata,
+    restore_rng,
+)
 from agents.warmstart import clone, collect_teacher
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
@@ -255,7 +263,8 @@ class TrainingRun:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Put back what `state_dict` returned (for a run of the same config)."""
+        """Put back what `state_dict` returned (for a run of the same config); checked first, in one line."""
+        check_training_state(state, self.model, self.optimizer)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.pool.load_state_dict(state["pool"])

@@ -5,6 +5,7 @@
   `release()`). A lock whose process is gone (same host, pid dead, or the pid reused by a later process) is stale
   and taken over; a lock from another host, or unreadable and recent, is respected, and the error says how to
   remove it by hand.
+- `make_run_dir(run_dir)`: creates the directory; a file standing at that path is refused in one line.
 - `check_fresh(run_dir, overwrite)`: a new run refuses a directory that holds a run (last.pt, best.pt, policy.pt,
   config.toml) unless `overwrite`.
 - `clean_stale_temps(run_dir)`: removes the temporary files of interrupted atomic writes (hollywood_gin_env/atomic.py
@@ -48,7 +49,7 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         """Take the lock (creating the directory if needed); RunDirError if a live run holds it."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(self.run_dir)
         for _ in range(3):  # a stale lock is removed, then created afresh; racing takers retry
             try:
                 descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -88,6 +89,18 @@ class RunLock:
             )
         if _unlink_if_holds(self.path, text):  # still the stale one, not a newer lock
             self.took_over = holder.get("pid") if holder else None
+
+
+def make_run_dir(run_dir: str | os.PathLike) -> None:
+    """Create run_dir (and its parents) if needed; RunDirError if a file stands there or it cannot be made."""
+    try:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise RunDirError(
+            f"run directory {run_dir} is not a directory (a file stands at that path); choose another --run-dir"
+        ) from None
+    except OSError as error:
+        raise RunDirError(f"cannot create the run directory {run_dir}: {error.strerror or error}") from None
 
 
 def check_fresh(run_dir: str | os.PathLike, overwrite: bool) -> list[str]:

@@ -5,16 +5,24 @@ The temporary file is named `.<target>.atomic-<8 hex digits>.tmp` (`is_temp_name
 (agents/rundir.py). It is created with mode 0666 less the umask, as `open` would create the file itself. A write
 that fails on the disk (a full disk, say) leaves the previous file as it was and raises `AtomicWriteError`, whose
 one-line message says so.
+
+The rename replaces whatever the target path names, so the target must be a regular file or a new path: a symlink,
+a device (`/dev/null`), a FIFO or a directory there is refused before anything is written (`WriteTargetError`,
+`check_write_target`); otherwise a save to `/dev/null` run as root would replace the machine's `/dev/null`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable
 from typing import IO, Any
+
+from hollywood_gin_env.userfiles import describe_kind
 
 #: The temporary names of atomic_write (this version), and of tempfile.mkstemp as earlier versions called it.
 _TEMP_NAME = re.compile(r"\.(?P<target>.+)\.(atomic-[0-9a-f]{8}|[a-z0-9_]{8})\.tmp")
@@ -33,6 +41,31 @@ class AtomicWriteError(OSError):
         return str(self.strerror)
 
 
+class WriteTargetError(AtomicWriteError, ValueError):
+    """The target of a write is neither a regular file nor a new path; nothing was written. (An OSError like any
+    failed write, and a ValueError like any refused argument, so either kind of handler reports it in one line.)"""
+
+    def __init__(self, path: str | os.PathLike, kind: str) -> None:
+        OSError.__init__(
+            self,
+            errno.EINVAL,
+            f"refusing to write {path}: it is {kind}; a file is saved only to a regular file or a new path "
+            "(nothing was written)",
+        )
+
+
+def check_write_target(path: str | os.PathLike) -> None:
+    """WriteTargetError unless path is a regular file (not a symlink) or does not exist yet."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise AtomicWriteError(path, error) from None
+    if not stat.S_ISREG(mode):
+        raise WriteTargetError(path, describe_kind(mode))
+
+
 def is_temp_name(name: str) -> bool:
     """True if a file name is one of atomic_write's temporary files (left behind if a write was interrupted)."""
     return _TEMP_NAME.fullmatch(name) is not None
@@ -40,6 +73,7 @@ def is_temp_name(name: str) -> bool:
 
 def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], object]) -> None:
     """Call write(f) on a temporary file in path's folder, then replace path with it (never a half file)."""
+    check_write_target(path)
     folder = os.path.dirname(os.path.abspath(path))
     temporary, handle = _create_temporary(folder, os.path.basename(path))
     recorder = None

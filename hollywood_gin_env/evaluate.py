@@ -21,7 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hollywood_gin_env.agents import AgentProtocol, load_agent
-from hollywood_gin_env.atomic import atomic_write_text
+from hollywood_gin_env.atomic import atomic_write_text, check_write_target
 from hollywood_gin_env.duplicate import (
     CHUNK_MATCHES,
     ChunkJob,
@@ -39,6 +39,8 @@ from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.stats import Z95, bradley_terry, points_standard_error, wilson_interval
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
+#: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
+MAX_CHUNK_MATCHES = 10_000
 AgentSpec = str | AgentProtocol
 
 __all__ = [
@@ -291,6 +293,7 @@ def check_writable(path: str) -> None:
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         raise ValueError(f"--json {path}: the folder {folder} does not exist")
+    check_write_target(target)  # a symlink or a device there would be replaced by the report
     try:  # the report is written atomically: a temporary file in the same folder, then a rename
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".tmp"):
             pass
@@ -348,6 +351,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error(f"--threads={args.threads} must be at least 1")
+    if args.chunk_matches > MAX_CHUNK_MATCHES:  # Schedule checks the low end (positive, even)
+        parser.error(
+            f"--chunk-matches={args.chunk_matches} is over the limit of {MAX_CHUNK_MATCHES:,}: a chunk's matches are "
+            "played at once, in memory"
+        )
     if any(str(spec).lower().startswith("checkpoint:") for spec in args.agents):
         try:
             import torch  # only checkpoint agents need it

@@ -10,7 +10,6 @@ actions. A hand's end can be held (`advance(hold_hand_end=True)`) so a page show
 from __future__ import annotations
 
 import json
-import os
 import random
 from typing import Any
 
@@ -18,6 +17,7 @@ from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.hints import agent_label, hint_lines
+from hollywood_gin_env.userfiles import read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
 FILE_VERSION = 1
@@ -41,12 +41,8 @@ def save_match(path: str, game: Game, human: int, opponent: str) -> None:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise ValueError(f"{path} is {size} bytes; a saved match is at most {MAX_FILE_BYTES}")
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+    try:  # a regular file only, read at most MAX_FILE_BYTES (/dev/zero never ends, a FIFO would wait)
+        return json.loads(read_user_file(path, MAX_FILE_BYTES, "saved match").decode("utf-8"))
     except RecursionError:
         raise ValueError(f"{path} is not a saved match: its JSON is nested too deeply") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:

@@ -143,3 +143,87 @@ def test_other_errors_pass_through_unchanged(tmp_path):
     with pytest.raises(TypeError, match="not serialisable"):
         atomic_write(tmp_path / "x", broken)
     assert os.listdir(tmp_path) == []
+
+
+# --- the target must be a regular file or a new path ----------------------------------------------------------------
+
+
+def private_null(folder) -> str:
+    """A private character device with /dev/null's numbers (1, 3): what a hostile --save or --json path names."""
+    path = os.path.join(folder, "null")
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    return path
+
+
+def test_a_device_node_is_refused_and_left_a_device(tmp_path):
+    """Writing to a device would rename a regular file over it (as root, /dev/null itself): refused, nothing written."""
+    node = private_null(tmp_path)
+    with pytest.raises(atomic.WriteTargetError) as error:
+        atomic_write_text(node, "report")
+    message = str(error.value)
+    assert node in message and "character device" in message and "regular file or a new path" in message
+    assert "\n" not in message
+    assert stat.S_ISCHR(os.lstat(node).st_mode) and os.listdir(tmp_path) == ["null"]
+    assert isinstance(error.value, OSError) and isinstance(error.value, ValueError)  # what either handler catches
+
+
+def test_a_symlink_is_refused_and_left_pointing_where_it_did(tmp_path):
+    target = tmp_path / "elsewhere.json"
+    target.write_text("keep me")
+    link = tmp_path / "save.json"
+    link.symlink_to(target)
+    with pytest.raises(atomic.WriteTargetError, match="symbolic link"):
+        atomic_write_text(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target) and target.read_text() == "keep me"
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "missing.json")
+    with pytest.raises(atomic.WriteTargetError, match="symbolic link"):
+        atomic_write_text(dangling, "new")
+    assert dangling.is_symlink() and not (tmp_path / "missing.json").exists()
+
+
+def test_a_fifo_or_a_directory_is_refused_too(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(atomic.WriteTargetError, match="FIFO"):
+        atomic_write_text(fifo, "x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(atomic.WriteTargetError, match="directory"):
+        atomic_write_text(tmp_path / "folder", "x")
+
+
+def test_a_regular_file_and_a_new_path_are_still_written(tmp_path):
+    atomic.check_write_target(tmp_path / "new.json")
+    atomic_write_text(tmp_path / "new.json", "one")
+    atomic_write_text(tmp_path / "new.json", "two")
+    assert (tmp_path / "new.json").read_text() == "two"
+
+
+def test_evaluate_json_refuses_a_device_before_any_match(tmp_path, monkeypatch, capsys):
+    """evaluate.py --json names the path and what is allowed before playing, and leaves the device as it was."""
+    import hollywood_gin_env.evaluate as evaluate
+
+    node = private_null(tmp_path)
+    played = []
+    monkeypatch.setattr(evaluate, "round_robin", lambda *a, **k: played.append(1))
+    with pytest.raises(SystemExit) as info:
+        evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--no-progress", "--json", node])
+    assert info.value.code == 2 and played == []
+    assert node in capsys.readouterr().err and stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+def test_play_save_refuses_a_device_and_a_symlink(tmp_path, capsys):
+    """play.py --save X saves at once: X a device or a symlink stops it (status 2) with X left as it was."""
+    import play
+
+    node = private_null(tmp_path)
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "target.json")
+    for path in (node, str(link)):
+        assert play.main(["--save", path, "--opponent", "random", "--seed", "1", "--no-color"]) == 2
+        assert "regular file or a new path" in capsys.readouterr().out
+    assert stat.S_ISCHR(os.lstat(node).st_mode) and link.is_symlink() and not (tmp_path / "target.json").exists()

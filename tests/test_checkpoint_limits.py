@@ -5,15 +5,20 @@ was unbounded, so an 8 KB file with `hidden_sizes = [8192] * 40` allocated 5-10 
 RuntimeError. Now the config's layers and parameter count are bounded, every tensor must be dense, contiguous and
 fit its own storage, storages must not overlap, and files over 1 GiB are refused before `torch.load`; all of it
 before any network is built, each a one-line ValueError. Memory is measured in a child process (its peak RSS).
+The zip's records may not declare more bytes uncompressed than the file holds (torch.load inflates a compressed
+record whole, before any check), parameter names must be strings, and a device is named as not a regular file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 
@@ -162,3 +167,85 @@ def test_files_over_the_size_bound_are_refused_before_reading(tmp_path):
         f.truncate(MAX_CHECKPOINT_BYTES + 1)  # sparse: nothing is written
     with pytest.raises(ValueError, match="GiB"):
         load_agent(f"checkpoint:{path}")
+
+
+# --- a small file that would inflate to gigabytes -------------------------------------------------------------------
+
+#: What the crafted record inflates to: far more than its file, small enough that a regression costs one test 300 MB.
+BOMB_BYTES = 300 << 20
+
+
+@pytest.fixture(scope="module")
+def bomb(tmp_path_factory):
+    """(path, the crafted record's name) of one zip bomb, built once for the tests below (deflating takes seconds)."""
+    return zip_bomb(tmp_path_factory.mktemp("bomb") / "bomb.pt")
+
+
+def zip_bomb(path, record_bytes=BOMB_BYTES):
+    """A real checkpoint whose largest tensor record is replaced by `record_bytes` zeros, deflated (under 1 MB).
+
+    torch.save stores records uncompressed; torch.load inflates a compressed one whole, before any check."""
+    config, state = _good_state()
+    plain = path.with_name("plain.pt")
+    _save(plain, config, state)
+    with zipfile.ZipFile(plain) as source:
+        records = source.infolist()
+        largest = max(records, key=lambda record: record.file_size)
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as bomb:
+            for record in records:
+                if record is not largest:
+                    bomb.writestr(record, source.read(record))  # as it was: stored
+                    continue
+                with bomb.open(record.filename, "w", force_zip64=True) as out:  # deflated as it is written
+                    chunk = bytes(1 << 20)
+                    for _ in range(record_bytes >> 20):
+                        out.write(chunk)
+    return path, largest.filename
+
+
+def test_a_record_declaring_more_than_its_file_is_refused_before_inflating(bomb, monkeypatch):
+    path, record = bomb
+    assert os.path.getsize(path) < 1 << 20
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load ran on the crafted file"))
+    for load in (load_checkpoint, lambda p: load_agent(f"checkpoint:{p}")):
+        with pytest.raises(ValueError) as error:
+            load(path)
+        message = str(error.value)
+        assert str(path) in message and repr(record) in message and "uncompressed" in message
+        assert "refused before inflating" in message and "\n" not in message
+
+
+def test_the_training_state_is_read_by_the_same_checked_reader(bomb, tmp_path, monkeypatch):
+    """train.py --resume reads last.pt through read_checkpoint too: the crafted file is refused by name."""
+    from agents.trainstate import load_training
+
+    shutil.copyfile(bomb[0], tmp_path / "last.pt")
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load ran on the crafted file"))
+    with pytest.raises(ValueError, match="refused before inflating"):
+        load_training(tmp_path)
+
+
+def test_an_ordinary_checkpoint_passes_the_record_check(tmp_path):
+    config, state = _good_state()
+    policy, _ = load_checkpoint(_save(tmp_path / "fine.pt", config, state))
+    assert torch.equal(policy.state_dict()["net.0.bias"], state["net.0.bias"])
+
+
+def test_a_state_dict_key_that_is_not_a_name_is_refused_by_name(tmp_path):
+    config, state = _good_state()
+    state[7] = state.pop("net.0.bias")
+    with pytest.raises(ValueError, match=r"state_dict key 7 is not a parameter name") as error:
+        load_checkpoint(_save(tmp_path / "int_key.pt", config, state))
+    assert str(tmp_path / "int_key.pt") in str(error.value)
+
+
+def test_a_device_as_a_checkpoint_is_named_as_not_a_regular_file(tmp_path):
+    """checkpoint:/dev/zero used to say "not found"; a private copy of /dev/zero (1, 5) is named for what it is."""
+    node = str(tmp_path / "zero")
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 5))
+    except PermissionError:
+        pytest.skip("creating a device node needs root")
+    with pytest.raises(ValueError, match="character device, not a regular file") as error:
+        load_agent(f"checkpoint:{node}")
+    assert node in str(error.value)

@@ -40,7 +40,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any
+import zipfile
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
@@ -58,6 +59,7 @@ from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
+from hollywood_gin_env.userfiles import format_bytes, open_user_file
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
 CHECKPOINT_VERSION = 4
@@ -69,6 +71,8 @@ MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config
 MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
 MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float32; the shipped policy has 0.2M)
 MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load reads them
+#: zip records a checkpoint may hold (a training state's pool of snapshots has a few hundred)
+MAX_CHECKPOINT_RECORDS = 100_000
 DEFAULT_CONFIG: dict[str, Any] = {
     "arch": "mlp",
     "obs_size": OBS_SIZE,
@@ -345,28 +349,48 @@ def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """The raw checkpoint dict (weights_only); clear errors for a missing path, a folder or an unreadable file."""
-    if os.path.isdir(path):
-        raise ValueError(f"checkpoint path {path} is a directory; give the .pt file inside it")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"checkpoint file not found: {path}")
-    size = os.path.getsize(path)
-    if size > MAX_CHECKPOINT_BYTES:
-        raise ValueError(
-            f"{path} is {size / 2**30:.1f} GiB; a checkpoint is at most {MAX_CHECKPOINT_BYTES / 2**30:g} "
-            "GiB (refused unread)"
-        )
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises many types for corrupt or unsafe files
-        raise ValueError(f"{path} is not a readable checkpoint (torch.load failed: {error})") from error
+    """The raw checkpoint dict (weights_only); one-line errors for a missing path, anything but a regular file of at
+    most MAX_CHECKPOINT_BYTES, a zip whose records would inflate past the file's size, or an unreadable file."""
+    with open_user_file(path, MAX_CHECKPOINT_BYTES, "checkpoint file") as f:
+        check_zip_records(f, os.fstat(f.fileno()).st_size, str(path))
+        f.seek(0)
+        try:
+            data = torch.load(f, map_location="cpu", weights_only=True)
+        except Exception as error:  # torch raises many types for corrupt or unsafe files
+            detail = " ".join(str(error).split())  # torch's messages span lines
+            raise ValueError(f"{path} is not a readable checkpoint (torch.load failed: {detail})") from error
     if not isinstance(data, dict) or "config" not in data or "state_dict" not in data:
-        found = sorted(data) if isinstance(data, dict) else type(data).__name__
+        found = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
         raise ValueError(
             f"{path} is not a {CHECKPOINT_FORMAT} checkpoint: expected a dict with keys "
             f"'config' and 'state_dict', found {found}"
         )
     return data
+
+
+def check_zip_records(file: BinaryIO, file_size: int, where: str) -> None:
+    """ValueError unless the zip's records declare at most `file_size` bytes uncompressed in all.
+
+    torch.save stores every record uncompressed, so its records never hold more than the file; torch.load inflates
+    a compressed record whole before any check, so a crafted 1 MB file could otherwise cost gigabytes. Only the
+    zip's central directory is read. A file that is not a zip is left to torch.load (which names the problem).
+    """
+    try:
+        records = zipfile.ZipFile(file).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+        return
+    if len(records) > MAX_CHECKPOINT_RECORDS:
+        raise ValueError(
+            f"{where} holds {len(records):,} records; a checkpoint holds at most {MAX_CHECKPOINT_RECORDS:,}"
+        )
+    declared = sum(record.file_size for record in records)
+    if declared > file_size:
+        largest = max(records, key=lambda record: record.file_size)
+        raise ValueError(
+            f"{where}: its records declare {format_bytes(declared)} uncompressed (record {largest.filename!r}: "
+            f"{format_bytes(largest.file_size)}) in a file of {format_bytes(file_size)}; a checkpoint's records are "
+            "stored uncompressed, so at most the file's size (refused before inflating)"
+        )
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]:
@@ -382,25 +406,32 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
         raw = {**raw, "obs_size": OBS_SIZE}  # a v0-observation policy: its first layer is widened below
     config = check_policy_config(dict(raw) if isinstance(raw, dict) else raw, where=f"{path}: config")
     state = data["state_dict"]
-    check_state_tensors(state, str(path))
     expected = expected_shapes(config)
     first = _first_layer(config)
     if version < 3:
         expected[first] = (expected[first][0], V0_OBS_SIZE)
-    found = {name: tuple(t.shape) for name, t in state.items()}
-    if found != expected:
-        wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
-        raise ValueError(
-            f"{path}: the state_dict does not fit the config {config}: parameters {wrong[:6]} "
-            f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}"
-        )
-    if not all(t.is_floating_point() and bool(torch.isfinite(t).all()) for t in state.values()):
-        raise ValueError(f"{path}: state_dict holds non-finite or non-float weights")
+    check_weights(state, expected, f"{path}: the state_dict", f"the config {config}")
     if version < 3:
         state = {**state, first: widen_first_layer(state[first])}
     policy = build_policy(config)
     policy.load_state_dict(state)
     return policy, config
+
+
+def check_weights(state: object, expected: dict[str, tuple[int, ...]], where: str, fit: str = "the network") -> None:
+    """ValueError unless state holds exactly the expected parameter names and shapes, as dense, contiguous, finite
+    float tensors (`check_state_tensors`); the message names `where` and the first parameters that differ."""
+    check_state_tensors(state, where)
+    found = {name: tuple(t.shape) for name, t in state.items()}
+    if found != expected:
+        wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
+        raise ValueError(
+            f"{where} does not fit {fit}: parameters {wrong[:6]} "
+            f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}"
+        )
+    for name, t in state.items():
+        if not t.is_floating_point() or not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{where}: parameter {name!r} holds non-finite or non-float weights ({t.dtype})")
 
 
 def check_state_tensors(state: object, where: str) -> None:
@@ -411,6 +442,9 @@ def check_state_tensors(state: object, where: str) -> None:
     """
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
         raise ValueError(f"{where}: state_dict must map parameter names to tensors")
+    names = [name for name in state if not isinstance(name, str)]
+    if names:
+        raise ValueError(f"{where}: state_dict key {names[0]!r} is not a parameter name (a string)")
     spans: dict[int, list[tuple[int, int, str]]] = {}
     for name, t in state.items():
         if t.layout != torch.strided or not t.is_contiguous():
