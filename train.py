@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=None,
         metavar="UPDATES",
-        help="save last.pt and stop after this many more updates (as Ctrl-C does)",
+        help="save last.pt and stop after this many more updates (as Ctrl-C does; 0: after the warm start)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
@@ -112,8 +112,9 @@ def say(message: str) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """ValueError naming the option for arguments no run can use (before anything starts)."""
-    if args.stop_after is not None and args.stop_after < 1:
-        raise ValueError(f"--stop-after {args.stop_after}: give a number of updates of at least 1")
+    if args.stop_after is not None and args.stop_after < (1 if args.resume else 0):
+        least = "at least 1 with --resume" if args.resume else "at least 0 (0: stop after the warm start)"
+        raise ValueError(f"--stop-after {args.stop_after}: give a number of updates of {least}")
     if args.ray_address:  # Ray's own connect would retry for minutes against an address nobody listens at
         from hollywood_gin_env.duplicate import EvaluationError
 
@@ -227,6 +228,10 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         writer.add_scalar("time/warmstart_s", time.perf_counter() - started, 0)
         progress.wall_seconds = time.perf_counter() - started
         run.save(last)
+        if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
+            writer.close()
+            say(f"stopped after the warm start; saved {last}\nresume with: python train.py --resume {run_dir}")
+            return 0
 
     updates = config.train.updates
     stop_at = updates if args.stop_after is None else min(updates, progress.update + args.stop_after)

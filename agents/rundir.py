@@ -26,12 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from hollywood_gin_env.atomic import is_temp_name
+from hollywood_gin_env.userfiles import UserFileError, read_user_file
 
 LOCK_NAME = ".run.lock"
 #: Files that mean a directory holds a run (written by train.py).
 RUN_FILES = ("last.pt", "best.pt", "policy.pt", "config.toml")
 #: An unreadable lock (its writer died between creating and filling it) counts as stale once this old.
 UNREADABLE_STALE_SECONDS = 30.0
+#: A lock file is a line of JSON; anything larger is not one.
+MAX_LOCK_BYTES = 4096
 
 
 class RunDirError(ValueError):
@@ -77,7 +80,7 @@ class RunLock:
     def _remove_if_stale(self) -> None:
         """Remove the existing lock file if its process is gone; RunDirError if it may still be running."""
         try:
-            modified, text = os.stat(self.path).st_mtime, self.path.read_text()
+            modified, text = os.stat(self.path).st_mtime, _read_lock(self.path)
         except FileNotFoundError:
             return  # released meanwhile: try again
         holder = _parse(text)
@@ -142,10 +145,19 @@ def _unlink_if_holds(path: Path, text: str) -> bool:
     """Remove path if it holds exactly text; True if removed. (Between the read and the unlink another process
     could replace the file: that window is microseconds, and only a stale lock's takers race in it.)"""
     with contextlib.suppress(FileNotFoundError):
-        if path.read_text() == text:
+        if _read_lock(path) == text:
             path.unlink()
             return True
     return False
+
+
+def _read_lock(path: Path) -> str:
+    """The lock file's text; RunDirError if something other than a small regular file stands there (a FIFO
+    would block the read)."""
+    try:
+        return read_user_file(path, MAX_LOCK_BYTES, "lock file").decode("utf-8", errors="replace")
+    except UserFileError as error:
+        raise RunDirError(f"{error}; remove it if no run uses {path.parent}") from None
 
 
 def _parse(text: str) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
+from hollywood_gin_env.userfiles import read_user_file
 
 
 def _is_checkpoint(spec: object) -> bool:
@@ -65,8 +66,10 @@ def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) 
 
 def _put_checkpoint(spec: str) -> ray.ObjectRef:
     """A checkpoint file's bytes in the object store (read once; the workers validate them as they load)."""
-    with open(spec.strip()[len(CHECKPOINT_PREFIX) :], "rb") as file:
-        return ray.put(file.read())
+    from hollywood_gin_env.agents.policy import MAX_CHECKPOINT_BYTES  # checkpoint agents need torch anyway
+
+    path = spec.strip()[len(CHECKPOINT_PREFIX) :]
+    return ray.put(read_user_file(path, MAX_CHECKPOINT_BYTES, "checkpoint file"))  # the one bounded reader
 
 
 def _check_specs(job: ChunkJob, schedule: Schedule) -> None:

@@ -177,11 +177,31 @@ def train_main(monkeypatch):
     return lambda *argv: train.main([*argv])
 
 
-@pytest.mark.parametrize("value", ["0", "-1"])
-def test_train_refuses_stop_after_below_one(tmp_path, train_main, value):
-    with pytest.raises(SystemExit, match=f"--stop-after {value}: give a number of updates of at least 1"):
-        train_main("--config", SMOKE, "--run-dir", str(tmp_path / "run"), "--stop-after", value)
-    assert not (tmp_path / "run").exists()
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--stop-after", "-1"), "--stop-after -1: give a number of updates of at least 0 (0: stop after the warm"),
+        (("--resume", "RUN", "--stop-after", "0"), "--stop-after 0: give a number of updates of at least 1 with"),
+    ],
+)
+def test_train_refuses_stop_after_that_would_stop_before_starting(tmp_path, train_main, argv, message):
+    run = tmp_path / "run"
+    argv = tuple(str(run) if a == "RUN" else a for a in argv)
+    options = () if "--resume" in argv else ("--config", SMOKE, "--run-dir", str(run))
+    with pytest.raises(SystemExit, match=message.replace("(", r"\(")):
+        train_main(*options, *argv)
+    assert not run.exists()
+
+
+def test_train_stop_after_zero_stops_after_the_warm_start_unfinished(tmp_path, monkeypatch, capsys):
+    """--stop-after 0 saves the warm start's last.pt to resume from; no policy.pt and no "done": the run is not
+    finished."""
+    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
+    run = tmp_path / "run"
+    assert train.main(["--config", SMOKE, "--run-dir", str(run), "--stop-after", "0", "--no-progress"]) == 0
+    assert (run / "last.pt").is_file() and not (run / "policy.pt").exists()
+    captured = capsys.readouterr()
+    assert "done" not in captured.out and "stopped after the warm start" in captured.err
 
 
 def test_train_refuses_a_file_as_run_dir(tmp_path, train_main):
@@ -216,3 +236,14 @@ def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--chunk-matches", str(10**9)])
     assert f"--chunk-matches={10**9} is over the limit of {evaluate.MAX_CHUNK_MATCHES:,}" in capsys.readouterr().err
+
+
+def test_a_fifo_as_a_run_lock_is_refused_without_waiting(tmp_path):
+    from agents.rundir import LOCK_NAME, RunDirError, RunLock
+
+    os.mkfifo(tmp_path / LOCK_NAME)
+    thread, outcome = finishes(lambda: RunLock(tmp_path).acquire())
+    if thread.is_alive():
+        os.close(os.open(tmp_path / LOCK_NAME, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("reading a FIFO as the run's lock waited for a writer")
+    assert isinstance(outcome[0], RunDirError) and "FIFO" in str(outcome[0]) and LOCK_NAME in str(outcome[0])
