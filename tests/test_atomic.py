@@ -1,5 +1,6 @@
-"""Issue 20, item 7 (atomic writes): files get the usual permissions, temporary files are recognisable for cleanup,
-and a full disk leaves the previous file intact with an error that says so.
+"""Atomic writes: files get the usual permissions, temporary files are recognisable for cleanup, a full disk leaves
+the previous file intact with an error that says so, and only a regular file or a new path is written (a symlink,
+a device, a FIFO or a directory there is refused and left as it was: the rename would replace it).
 
 Before, every file was created 0600 (a `mkstemp` side effect) and a disk-full write ended in a traceback (through
 torch.save, a bare RuntimeError that did not even name the disk).

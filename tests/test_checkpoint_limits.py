@@ -1,4 +1,4 @@
-"""Issue 20, item 3: a small checkpoint cannot ask for a big allocation.
+"""A small checkpoint cannot ask for a big allocation.
 
 Before, tensors with stride 0 (`torch.zeros(1).expand(...)`) matched every expected shape and the number of layers
 was unbounded, so an 8 KB file with `hidden_sizes = [8192] * 40` allocated 5-10 GB before failing with a bare
