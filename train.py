@@ -29,10 +29,10 @@ from tqdm import tqdm
 
 from agents.config import Config, load_config, to_toml
 from agents.run import TrainingRun, resolve_device
-from agents.rundir import RunLock, check_fresh, clean_stale_temps
+from agents.rundir import RUN_FILES, RunLock, check_fresh, clean_stale_temps
 from agents.tblog import log_evaluation, log_hparams, log_scalars
 from agents.workers import WorkerError
-from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text
+from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text, check_write_target
 
 DEFAULT_CONFIG = "configs/default.toml"
 
@@ -155,6 +155,8 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
 def prepare_run_dir(run_dir: Path, new_run: bool, overwrite: bool) -> None:
     """Refuse a directory holding another run unless --overwrite (which clears that run's files and logs), and
     remove what interrupted writes left behind. Called holding the directory's lock."""
+    for name in RUN_FILES:  # refused now, not when the first save comes after hours of training
+        check_write_target(run_dir / name)
     if new_run:
         found = check_fresh(run_dir, overwrite=overwrite)
         logs = sorted(run_dir.glob("events.out.tfevents.*"))

@@ -249,3 +249,14 @@ def test_a_device_as_a_checkpoint_is_named_as_not_a_regular_file(tmp_path):
     with pytest.raises(ValueError, match="character device, not a regular file") as error:
         load_agent(f"checkpoint:{node}")
     assert node in str(error.value)
+
+
+def test_a_zip_whose_directory_cannot_be_read_is_refused(tmp_path, monkeypatch):
+    """Its records cannot be checked, so it is not handed to torch.load (whose reader may still accept it)."""
+    config, state = _good_state()
+    path = _save(tmp_path / "cut.pt", config, state)
+    data = path.read_bytes()
+    path.write_bytes(data[:-30])  # the end of the central directory cut off
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load ran on an unchecked zip"))
+    with pytest.raises(ValueError, match="is not a readable checkpoint \\(its zip directory"):
+        load_checkpoint(path)

@@ -247,3 +247,13 @@ def test_a_fifo_as_a_run_lock_is_refused_without_waiting(tmp_path):
         os.close(os.open(tmp_path / LOCK_NAME, os.O_WRONLY | os.O_NONBLOCK))
         pytest.fail("reading a FIFO as the run's lock waited for a writer")
     assert isinstance(outcome[0], RunDirError) and "FIFO" in str(outcome[0]) and LOCK_NAME in str(outcome[0])
+
+
+def test_train_refuses_a_run_dir_whose_run_files_are_symlinks_before_training(tmp_path, train_main):
+    """last.pt a symlink would be refused at the first save, hours in: it is refused before the run starts."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").symlink_to(tmp_path / "elsewhere.pt")
+    with pytest.raises(SystemExit, match="last.pt: it is a symbolic link"):
+        train_main("--config", SMOKE, "--run-dir", str(run), "--overwrite")
+    assert (run / "last.pt").is_symlink()

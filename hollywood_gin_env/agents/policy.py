@@ -373,11 +373,15 @@ def check_zip_records(file: BinaryIO, file_size: int, where: str) -> None:
 
     torch.save stores every record uncompressed, so its records never hold more than the file; torch.load inflates
     a compressed record whole before any check, so a crafted 1 MB file could otherwise cost gigabytes. Only the
-    zip's central directory is read. A file that is not a zip is left to torch.load (which names the problem).
+    zip's central directory is read. A file that is not a zip (torch's legacy format) is left to torch.load, which
+    names the problem; a zip whose directory cannot be read here is refused, as its records could not be checked.
     """
     try:
         records = zipfile.ZipFile(file).infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+    except Exception as error:  # zipfile raises many types for a damaged directory
+        file.seek(0)
+        if file.read(2) == b"PK":
+            raise ValueError(f"{where} is not a readable checkpoint (its zip directory: {error})") from None
         return
     if len(records) > MAX_CHECKPOINT_RECORDS:
         raise ValueError(
