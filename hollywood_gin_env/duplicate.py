@@ -28,11 +28,12 @@ import numpy as np
 
 from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.engine import Engine, as_actions
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
 from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_POINTS, R_TURNS, R_WINNER
+from hollywood_gin_env.threads import check_num_threads
 
 CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -176,9 +177,11 @@ def _add_hands(record: PairRecord, rows: np.ndarray) -> None:
 class _Table:
     """The batch being played: the engine, A's seats, and the observation/action buffers."""
 
-    def __init__(self, deals: tuple[np.ndarray, np.ndarray, np.ndarray], rules: Rules | None) -> None:
+    def __init__(
+        self, deals: tuple[np.ndarray, np.ndarray, np.ndarray], rules: Rules | None, num_threads: int | None = None
+    ) -> None:
         seeds, dealers, self.seat_a = deals
-        self.engine = Engine(len(seeds), rules)
+        self.engine = Engine(len(seeds), rules, num_threads)
         self.engine.new_matches(seeds=seeds, first_dealers=dealers)
         self.obs = np.zeros((len(seeds), OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((len(seeds), NUM_ACTIONS), dtype=np.int8)
@@ -188,7 +191,7 @@ class _Table:
         """Every unfinished match takes one action of its player to act; returns the rows of hands that ended."""
         engine, active = self.engine, ~self.engine.done
         players = engine.current_player.copy()
-        encode_kernel(players, active, engine.arrays, engine.params, self.obs, self.masks)
+        encode_rows(engine.threads, players, active, engine.arrays, engine.params, self.obs, self.masks)
         for side, agent in enumerate(agents):
             rows = np.flatnonzero(active & ((players == self.seat_a) == (side == 0)))
             if rows.size:
@@ -218,13 +221,15 @@ def play_chunk(
     stop: int,
     rules: Rules | None = None,
     on_step: Callable[[int], object] | None = None,
+    num_threads: int | None = None,
 ) -> PairRecord:
     """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
 
-    `on_step(finished)` is called after every step with the number of this chunk's matches finished.
+    `on_step(finished)` is called after every step with the number of this chunk's matches finished. The engine
+    runs on `num_threads` kernel threads (default: the CPUs this process may use); the results do not depend on it.
     """
     begin = time.perf_counter()
-    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules)
+    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules, num_threads)
     record, hands = PairRecord(agents[0].name, agents[1].name), []
     while not table.engine.done.all():
         hands.append(table.step(agents, record))
@@ -251,8 +256,11 @@ class Schedule:
     max_retries: int = 2  # times Ray reruns a chunk whose worker died (killed, out of memory)
     threads: int = 1  # torch threads of checkpoint agents, in each worker
     task_cpus: float = 1.0  # CPUs Ray reserves for a chunk (less, to share a Ray whose actors hold the CPUs)
+    env_threads: int | None = None  # kernel threads of the engine and the agents, in each process; None: its CPUs
 
     def __post_init__(self) -> None:
+        if self.env_threads is not None:
+            check_num_threads(self.env_threads, "env_threads")
         for name, low in (("workers", 1), ("max_retries", 0), ("threads", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -281,6 +289,7 @@ class ChunkJob:
     start: int
     stop: int
     threads: int = 1
+    env_threads: int | None = None
 
     def describe(self) -> str:
         """Names the chunk in errors: which pair, which chunk, which matches."""
@@ -299,6 +308,7 @@ def pair_jobs(
     pair: int = 0,
     chunk_matches: int = CHUNK_MATCHES,
     threads: int = 1,
+    env_threads: int | None = None,
 ) -> Iterator[ChunkJob]:
     """The chunks of one pair's num_matches duplicate matches, in order (made as needed)."""
     chunks = num_chunks(num_matches, chunk_matches)
@@ -314,6 +324,7 @@ def pair_jobs(
             chunks,
             *chunk_bounds(num_matches, chunk_matches, c),
             threads,
+            env_threads,
         )
 
 
@@ -324,4 +335,4 @@ def play_job(
     for agent, agent_seed in zip(agents, chunk_agent_seeds(job.seed, job.pair, job.chunk), strict=True):
         if hasattr(agent, "reset"):
             agent.reset(agent_seed)
-    return play_chunk(agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step)
+    return play_chunk(agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step, job.env_threads)

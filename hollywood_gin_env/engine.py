@@ -28,14 +28,27 @@ from hollywood_gin_env.state import (
     S_ILLEGAL,
     EngineState,
 )
+from hollywood_gin_env.threads import KernelThreads, pool, rows
 
 _NO_GUARD = contextlib.nullcontext()  # reusable; built once, as a step calls the engine twice or more
 _INT64 = np.dtype(np.int64)  # numpy's int64 arrays share this dtype object, so `is` is the quick test
+#: Fewest matches a thread's slice gets: the rules cost about a microsecond a match, a slice a few of Python.
+STEP_GRAIN = 128
 
 
 def overflow_ok() -> contextlib.AbstractContextManager:
     """Wrap-around uint64 arithmetic is intended; plain Python (NUMBA_DISABLE_JIT=1) would warn."""
     return np.errstate(over="ignore") if numba.config.DISABLE_JIT else _NO_GUARD
+
+
+def step_rows(threads: KernelThreads, actions: np.ndarray, active: np.ndarray, params: np.ndarray, arrays) -> None:
+    """`step_kernel` over slices of the matches in `arrays` (an `EngineState.arrays()`) on `threads`."""
+
+    def work(lo: int, hi: int) -> None:
+        with overflow_ok():  # numpy's error state is per thread
+            step_kernel(actions[lo:hi], active[lo:hi], params, rows(arrays, lo, hi))
+
+    threads.run(actions.shape[0], work, STEP_GRAIN)
 
 
 def check_deck(deck: object) -> np.ndarray:
@@ -47,9 +60,13 @@ def check_deck(deck: object) -> np.ndarray:
 
 
 class Engine:
-    """N matches as struct-of-arrays state (`self.state`; `self.arrays` is its tuple), stepped by numba kernels."""
+    """N matches as struct-of-arrays state (`self.state`; `self.arrays` is its tuple), stepped by numba kernels.
 
-    def __init__(self, num_matches: int, rules: Rules | None = None) -> None:
+    `num_threads` (default: the CPUs this process may use) runs the kernels over slices of the matches
+    (hollywood_gin_env/threads.py); every thread count gives the same matches.
+    """
+
+    def __init__(self, num_matches: int, rules: Rules | None = None, num_threads: int | None = None) -> None:
         if num_matches < 1:
             raise ValueError(f"num_matches={num_matches!r} must be at least 1")
         self.num_matches = num_matches
@@ -57,6 +74,7 @@ class Engine:
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules={self.rules!r} is not a hollywood_gin_env.Rules")
         self.params = self.rules.to_params()
+        self.threads: KernelThreads = pool(num_threads)
         announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache
         self._state = EngineState.allocate(num_matches)
         self._state.match[:, M_PHASE] = PHASE_OVER
@@ -100,15 +118,19 @@ class Engine:
                     "all 52 cards once nor a row of -1 (shuffle)"
                 )
             self.state.deck[use_deck] = decks[use_deck]
-        with overflow_ok():
-            new_match_kernel(selected, seeds, reseed, dealers, use_deck, self.arrays, self.params)
+        per_match = (selected, seeds, reseed, dealers, use_deck)
+        self.threads.run(n, lambda lo, hi: self._new_rows(per_match, lo, hi), STEP_GRAIN)
+
+    def _new_rows(self, per_match: tuple, lo: int, hi: int) -> None:
+        """`new_matches` for matches lo..hi (one thread's slice)."""
+        with overflow_ok():  # numpy's error state is per thread
+            new_match_kernel(*rows(per_match, lo, hi), rows(self.arrays, lo, hi), self.params)
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """Apply one action per active match; see `illegal` for the matches whose action was refused."""
         actions = as_actions(actions, self.num_matches)
         active = self._all if active is None else self._per_match("active", active, np.bool_)
-        with overflow_ok():
-            step_kernel(actions, active, self.params, self.arrays)
+        step_rows(self.threads, actions, active, self.params, self.arrays)
 
     def _per_match(
         self, name: str, values: object, dtype: type, bounds: tuple[int, int] | None = None, row: tuple[int, ...] = ()

@@ -130,7 +130,17 @@ def _chunk_jobs(
 ) -> Iterator[ChunkJob]:
     """Every chunk of every pair, pair by pair, made as needed (a billion matches are a million chunks)."""
     for k, (specs, pair_names) in enumerate(zip(pairs, names, strict=True)):
-        yield from pair_jobs(specs, pair_names, num_matches, seed, rules, k, schedule.chunk_matches, schedule.threads)
+        yield from pair_jobs(
+            specs,
+            pair_names,
+            num_matches,
+            seed,
+            rules,
+            k,
+            schedule.chunk_matches,
+            schedule.threads,
+            schedule.env_threads,
+        )
 
 
 def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable) -> None:
@@ -138,7 +148,8 @@ def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable)
     agents, pair = None, -1
     for job in jobs:
         if job.pair != pair:
-            agents, pair = (load_agent(job.specs[0]), load_agent(job.specs[1])), job.pair
+            agents = tuple(load_agent(spec, num_threads=job.env_threads) for spec in job.specs)
+            pair = job.pair
         on_result(job, play_job(job, agents, on_step))
 
 
@@ -319,6 +330,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
     add("--threads", type=int, default=1, help="torch threads for checkpoint agents (in each worker); more than one "
         "oversubscribes a busy small machine (default: %(default)s)")
+    add("--env-threads", type=int, default=None, metavar="N", help="threads of the engine and the heuristics in this "
+        "process (or in each worker); the results are the same for every N (default: the CPUs it may use)")
     add("--workers", type=int, default=1, help="chunks played at once as Ray tasks (needs the [ray] extra); 1 plays "
         "them here without Ray; the results are the same (default: %(default)s)")
     add("--ray-address", metavar="ADDRESS", help="join this running Ray cluster, e.g. 10.0.0.1:6379 (default: start "
@@ -369,7 +382,13 @@ def main(argv: list[str] | None = None) -> int:
             check_writable(args.json)
         rules = Rules.from_strings(args.rules)
         schedule = Schedule(
-            args.workers, args.ray_address, args.chunk_matches, args.chunk_timeout, args.retries, args.threads
+            args.workers,
+            args.ray_address,
+            args.chunk_matches,
+            args.chunk_timeout,
+            args.retries,
+            args.threads,
+            env_threads=args.env_threads,
         )
         report = round_robin(
             args.agents,

@@ -17,6 +17,7 @@ chunks still out are cancelled, and a Ray this module started is shut down.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -36,17 +37,17 @@ def _is_checkpoint(spec: object) -> bool:
     return isinstance(spec, str) and spec.strip().lower().startswith(CHECKPOINT_PREFIX)
 
 
-def _worker_agent(spec: str, name: str, blob: bytes | None) -> AgentProtocol:
+def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int) -> AgentProtocol:
     """The agent of a spec, inside a task; a checkpoint comes as the file's bytes (validated by the reader)."""
     if blob is None:
-        agent = load_agent(spec)
+        agent = load_agent(spec, num_threads=num_threads)
     else:
         with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
             path = os.path.join(folder, "checkpoint.pt")
             with open(path, "wb") as file:
                 file.write(blob)
             try:
-                agent = load_agent(CHECKPOINT_PREFIX + path)
+                agent = load_agent(CHECKPOINT_PREFIX + path, num_threads=num_threads)
             except ValueError as error:  # name the file the user gave, not this copy of it
                 raise ValueError(str(error).replace(path, spec.strip()[len(CHECKPOINT_PREFIX) :])) from None
     agent.name = name
@@ -60,7 +61,10 @@ def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) 
         import torch
 
         torch.set_num_threads(job.threads)
-    agents = tuple(_worker_agent(s, n, b) for s, n, b in zip(job.specs, job.names, (blob_a, blob_b), strict=True))
+    if job.env_threads is None:  # a task holds one of Ray's CPUs: all of the machine's would oversubscribe it
+        job = dataclasses.replace(job, env_threads=1)
+    blobs = (blob_a, blob_b)
+    agents = tuple(_worker_agent(s, n, b, job.env_threads) for s, n, b in zip(job.specs, job.names, blobs, strict=True))
     return play_job(job, agents)
 
 

@@ -47,6 +47,7 @@ from hollywood_gin_env.state import (
     EngineState,
     named,
 )
+from hollywood_gin_env.threads import rows
 
 #: Deadwood counts are divided by this (no 11-card hand has 100 deadwood).
 DEADWOOD_SCALE = 100.0
@@ -328,6 +329,20 @@ def encode_kernel(players, selected, arrays, params, out_obs, out_mask) -> None:
         to_act = s.match[i, M_PLAYER] == p
         for a in range(NUM_ACTIONS):
             out_mask[i, a] = s.legal[i, a] if to_act else 0
+
+
+#: Fewest matches a thread's slice of the encoder gets (a few microseconds a match: the take_effect block's solver).
+ENCODE_GRAIN = 64
+
+
+def encode_rows(threads, players, selected, arrays, params, out_obs, out_mask) -> None:
+    """`encode_kernel` over slices of the matches on `threads` (a threads.KernelThreads): the same output."""
+
+    def work(lo: int, hi: int) -> None:
+        per_match = rows((players, selected), lo, hi)
+        encode_kernel(*per_match, rows(arrays, lo, hi), params, out_obs[lo:hi], out_mask[lo:hi])
+
+    threads.run(players.shape[0], work, ENCODE_GRAIN)
 
 
 def encode_one(engine, match: int, player: int) -> dict[str, np.ndarray]:

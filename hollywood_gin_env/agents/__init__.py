@@ -11,24 +11,27 @@ from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
 from hollywood_gin_env.sampling import check_seed
+from hollywood_gin_env.threads import check_num_threads
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 SEARCH_NAME = "search"
 
 
-def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProtocol:
+def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert", "search" or "search:rollouts=R,candidates=C,policy=P"
-    (hollywood_gin_env/agents/search.py), or "checkpoint:PATH" (an agent passes through)."""
+    (hollywood_gin_env/agents/search.py), or "checkpoint:PATH" (an agent passes through); the heuristics and a
+    checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this process may use)."""
     if seed is not None:
         check_seed(seed)
+    check_num_threads(num_threads)
     if not isinstance(spec, str):
         if isinstance(spec, AgentProtocol):
             return spec
         raise ValueError(f"agent spec {spec!r} is neither a string nor an agent with act() and name")
     key = spec.strip()
     if key.lower() in HEURISTICS:
-        agent = HEURISTICS[key.lower()]()
+        agent = HEURISTICS[key.lower()](num_threads=num_threads)
         agent.reset(seed)
         return agent
     if key.lower() == SEARCH_NAME or key.lower().startswith(SEARCH_NAME + ":"):
@@ -43,7 +46,7 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None) -> AgentProto
                 f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
                 f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"'
             ) from None
-        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed)
+        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed, num_threads=num_threads)
     raise ValueError(
         f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, search[:OPTIONS] or checkpoint:PATH"
     )

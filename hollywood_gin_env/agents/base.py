@@ -26,6 +26,8 @@ class Agent:
 
     Agents see only observations and action masks (never the engine's state) and return one legal
     action per row. `reset(seed)` reseeds any randomness, so a run with the same seed is the same run.
+    The heuristics' `threads` (a threads.KernelThreads; their `num_threads=`, default the CPUs this
+    process may use) runs their kernels over slices of the rows: every count gives the same actions.
     """
 
     name = "agent"

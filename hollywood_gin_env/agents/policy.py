@@ -59,6 +59,7 @@ from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
+from hollywood_gin_env.threads import pool
 from hollywood_gin_env.userfiles import format_bytes, open_user_file
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
@@ -114,6 +115,7 @@ class MLPPolicy(nn.Module):
         self.net = nn.Sequential(*torso, nn.Linear(width, num_actions))
         self.feature_size = width
         self.input_size = obs_size
+        self.threads = pool()  # nothing runs on it: `prepare` has no kernel (kept for PolicyAgent's interface)
 
     def prepare(self, observations: np.ndarray) -> np.ndarray:
         """The network's input rows for observation rows: the observations themselves."""
@@ -164,13 +166,15 @@ class CardPolicy(nn.Module):
         self.context = nn.Linear(width, card_channels)
         self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
         self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
+        self.threads = pool()  # `prepare`'s kernel threads (not a weight: set it to another threads.pool(n))
 
     def prepare(self, observations: np.ndarray) -> np.ndarray:
         """The network's input rows (B, input_size) for observation rows (B, OBS_SIZE): with `lookahead_features`,
-        the observation followed by agents/lookahead_planes.py's inputs (numba, on the CPU), else the observation."""
+        the observation followed by agents/lookahead_planes.py's inputs (numba, on `self.threads`), else the
+        observation."""
         if not self.lookahead_features:
             return observations
-        return np.concatenate([observations, lookahead_planes(observations)], axis=1)
+        return np.concatenate([observations, lookahead_planes(observations, self.threads)], axis=1)
 
     def features(self, observations: torch.Tensor) -> torch.Tensor:
         """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
@@ -312,8 +316,17 @@ class PolicyAgent(Agent):
     """A neural policy behind the batched protocol: masked argmax, or masked sampling (agents/masked.py), on the
     device the policy's weights are on (observations cross once per call)."""
 
-    def __init__(self, policy: nn.Module, deterministic: bool = True, name: str = "policy", seed: int | None = None):
+    def __init__(
+        self,
+        policy: nn.Module,
+        deterministic: bool = True,
+        name: str = "policy",
+        seed: int | None = None,
+        num_threads: int | None = None,
+    ):
         self.policy = policy.eval()
+        if num_threads is not None:  # `prepare`'s kernel threads; else the policy keeps its own (a trainer's)
+            policy.threads = pool(num_threads)
         self.deterministic = deterministic
         self.name = name
         self.device = next(policy.parameters()).device
@@ -482,10 +495,12 @@ def widen_first_layer(weight: torch.Tensor) -> torch.Tensor:
     return torch.cat([weight, weight.new_zeros(weight.shape[0], OBS_SIZE - weight.shape[1])], dim=1)
 
 
-def load_checkpoint_agent(path: str | os.PathLike, seed: int | None = None) -> PolicyAgent:
-    """The agent of a checkpoint file (named "checkpoint:PATH")."""
+def load_checkpoint_agent(
+    path: str | os.PathLike, seed: int | None = None, num_threads: int | None = None
+) -> PolicyAgent:
+    """The agent of a checkpoint file (named "checkpoint:PATH"), its CPU kernels on `num_threads` threads."""
     policy, config = load_checkpoint(path)
-    return PolicyAgent(policy, config["deterministic"], name=f"checkpoint:{path}", seed=seed)
+    return PolicyAgent(policy, config["deterministic"], name=f"checkpoint:{path}", seed=seed, num_threads=num_threads)
 
 
 def parameter_count(policy: nn.Module) -> int:

@@ -6,6 +6,10 @@ import numpy as np
 
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.sampling import check_seed, sample_legal
+from hollywood_gin_env.threads import pool
+
+#: Fewest rows a thread's slice gets: sampling costs a fraction of a microsecond a row.
+RANDOM_GRAIN = 4096
 
 
 class RandomAgent(Agent):
@@ -13,7 +17,8 @@ class RandomAgent(Agent):
 
     name = "random"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, num_threads: int | None = None) -> None:
+        self.threads = pool(num_threads)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -21,4 +26,6 @@ class RandomAgent(Agent):
         self._rng = np.random.default_rng(None if seed is None else check_seed(seed))
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        return sample_legal(action_masks, self._rng.random(observations.shape[0]))
+        uniforms = self._rng.random(observations.shape[0])  # one draw a row, whatever the threads
+        work = lambda lo, hi: sample_legal(action_masks[lo:hi], uniforms[lo:hi])  # noqa: E731
+        return np.concatenate(self.threads.run(observations.shape[0], work, RANDOM_GRAIN))

@@ -47,7 +47,8 @@ from hollywood_gin_env.agents._features import (
 from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, best_knock, discard_score, expert_row
 from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.kernels import _update_legal, step_kernel
+from hollywood_gin_env.engine import step_rows
+from hollywood_gin_env.kernels import _update_legal
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.observation import (
     O_IS_DEALER,
@@ -57,7 +58,7 @@ from hollywood_gin_env.observation import (
     O_SEAT,
     OBS_SIZE,
     RULE_INDEX,
-    encode_kernel,
+    encode_rows,
 )
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import random_below
@@ -84,6 +85,7 @@ from hollywood_gin_env.state import (
     S_ILLEGAL,
     EngineState,
 )
+from hollywood_gin_env.threads import KernelThreads, pool
 
 ROLLOUT_POLICIES = ("greedy", "expert")  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
 DECISIONS = ("all", "knock")  # search every decision with candidates, or only those where a knock is legal
@@ -391,17 +393,24 @@ def knock_legal(action_masks: np.ndarray) -> np.ndarray:
 
 
 def rollout_scores(
-    arrays: tuple, first: np.ndarray | None, seats: np.ndarray, policy: AgentProtocol, params: np.ndarray
+    arrays: tuple,
+    first: np.ndarray | None,
+    seats: np.ndarray,
+    policy: AgentProtocol,
+    params: np.ndarray,
+    threads: KernelThreads | None = None,
 ) -> np.ndarray:
     """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` (None: none, the policy
     acts from the start) and `policy` playing both seats to the hand's end; the matches in `arrays` (an
-    `EngineState`'s) are advanced in place."""
+    `EngineState`'s) are advanced in place. The engine and the encoder run on `threads` (default: the process's
+    pool for its CPUs); the policy on its own."""
+    threads = pool() if threads is None else threads
     s = EngineState(*arrays)
     n = seats.size
     values = np.zeros(n)
     over = np.zeros(n, dtype=np.bool_)
     if first is not None:
-        step_kernel(first, np.ones(n, dtype=np.bool_), params, arrays)
+        step_rows(threads, first, np.ones(n, dtype=np.bool_), params, arrays)
         if s.last_step[:, S_ILLEGAL].any():
             raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
         over = s.last_step[:, S_HAND_OVER] == 1
@@ -414,10 +423,10 @@ def rollout_scores(
         if not active.any():
             break
         players = s.match[:, M_PLAYER].copy()
-        encode_kernel(players, active, arrays, params, obs, mask)
+        encode_rows(threads, players, active, arrays, params, obs, mask)
         idx = np.flatnonzero(active)
         actions[idx] = policy.act(obs[idx], mask[idx])
-        step_kernel(actions, active, params, arrays)
+        step_rows(threads, actions, active, params, arrays)
         ended = active & (s.last_step[:, S_HAND_OVER] == 1)
         _score(s, ended, seats, values)
         over |= ended

@@ -11,6 +11,7 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.bits import count_bits
+from hollywood_gin_env.engine import overflow_ok
 from hollywood_gin_env.kernels import step_kernel
 from hollywood_gin_env.sampling import random_below, sample_legal_streams
 from hollywood_gin_env.state import (
@@ -26,8 +27,13 @@ from hollywood_gin_env.state import (
     S_HAND_OVER,
     named,
 )
+from hollywood_gin_env.threads import rows
 from hollywood_gin_env.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
 
+#: Fewest matches a thread's slice gets: crediting costs well under a microsecond a match (more with "chance").
+CREDIT_GRAIN = 256
+#: The built-in opponent's turns run the engine step and the sampler, a few microseconds a match.
+OPPONENT_GRAIN = 64
 REWARD_MODES = ("hand", "game", "match", "chance")
 EPISODE_MODES = ("match", "hand")
 REWARD_HAND, REWARD_GAME, REWARD_MATCH, REWARD_CHANCE = (
@@ -158,3 +164,41 @@ def random_opponent_turns(
         step_kernel(actions, need, params, arrays)
         sheet = (s.totals, s.entries, s.game_winner, s.game_net, s.hand_wins)
         credit(s.last_step, s.last_hand, s.match, sheet, params, seats, need, mode, hand_episodes, rewards, ended)
+
+
+def credit_rows(engine, seats, active, mode, hand_episodes, rewards, ended) -> None:
+    """`credit` after a step of `engine` (an engine.Engine), over its threads' slices of the matches."""
+    s = engine.state
+    per_step = (s.last_step, s.last_hand, s.match)
+
+    def work(lo: int, hi: int) -> None:
+        last_step, last_hand, match = rows(per_step, lo, hi)
+        sheet, params = rows(s.sheet(), lo, hi), engine.params
+        at = slice(lo, hi)
+        credit(
+            last_step,
+            last_hand,
+            match,
+            sheet,
+            params,
+            seats[at],
+            active[at],
+            mode,
+            hand_episodes,
+            rewards[at],
+            ended[at],
+        )
+
+    engine.threads.run(engine.num_matches, work, CREDIT_GRAIN)
+
+
+def random_opponent_rows(engine, seats, active, ended, rewards, mode, hand_episodes, need, rng, actions) -> None:
+    """`random_opponent_turns` in `engine`'s matches, over its threads' slices (each plays its matches out)."""
+
+    def work(lo: int, hi: int) -> None:
+        per_match = rows((seats, active, ended, rewards), lo, hi)
+        scratch = rows((need, rng, actions), lo, hi)
+        with overflow_ok():  # numpy's error state is per thread
+            random_opponent_turns(rows(engine.arrays, lo, hi), engine.params, *per_match, mode, hand_episodes, *scratch)
+
+    engine.threads.run(engine.num_matches, work, OPPONENT_GRAIN)

@@ -13,17 +13,18 @@ ActFn = Callable[[np.ndarray, np.ndarray], Any]
 BUILTIN_RANDOM = "random"
 
 
-def resolve_opponent(opponent: Any) -> tuple[ActFn | None, Callable[[int], Any] | None]:
+def resolve_opponent(opponent: Any, num_threads: int | None = None) -> tuple[ActFn | None, Callable[[int], Any] | None]:
     """The opponent's batched act function (None: the built-in random opponent) and its reseed function.
 
     "random" (or None) is built in: it draws from each match's own env stream, so seeded rollouts
     repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
-    "expert", "search", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent`. An agent with
+    "expert", "search", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent` with
+    `num_threads` kernel threads (default: the CPUs this process may use). An agent with
     `reset(seed)` (the agents/ protocol) is reseeded whenever the env is reset with a seed.
     """
     if opponent is None or opponent == BUILTIN_RANDOM:
         return None, None
-    agent = _load_named(opponent) if isinstance(opponent, str) else opponent
+    agent = _load_named(opponent, num_threads) if isinstance(opponent, str) else opponent
     act = getattr(agent, "act", None)
     if callable(act):
         reseed = getattr(agent, "reset", None)
@@ -44,7 +45,7 @@ def opponent_name(opponent: Any) -> str:
     return repr(name) if isinstance(name, str) else repr(opponent)
 
 
-def _load_named(name: str) -> Any:
+def _load_named(name: str, num_threads: int | None) -> Any:
     """An agent from hollywood_gin_env.agents.load_agent (imported lazily)."""
     try:
         from hollywood_gin_env.agents import load_agent
@@ -53,4 +54,4 @@ def _load_named(name: str) -> Any:
             f"opponent={name!r} needs hollywood_gin_env.agents, which is not available ({err}); "
             f"the built-in opponent is {BUILTIN_RANDOM!r}"
         ) from err
-    return load_agent(name)
+    return load_agent(name, num_threads=num_threads)

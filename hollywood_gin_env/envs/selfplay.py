@@ -17,7 +17,7 @@ from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import deal_options
 from hollywood_gin_env.handstats import ended_hands
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS
@@ -59,15 +59,26 @@ class SelfPlayVectorEnv:
     as in a dead hand), `hand_points` int64[N] (what the winner scored) and `hand_turns` int64[N] (its draws).
     `hollywood_gin_env.handstats` turns these into the rates the trainer and the evaluator report.
     `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
+
+    ## Threads
+    `num_threads` (default: the CPUs this process may use; 1..1024) runs the engine and the encoder over
+    slices of the matches on that many threads (hollywood_gin_env/threads.py); `threads` is that pool, for
+    the caller's own per-match kernels. Every thread count gives the same steps.
     """
 
     def __init__(
-        self, num_envs: int = 1, rules: Rules | None = None, reward: str = "hand", episode: str = "match"
+        self,
+        num_envs: int = 1,
+        rules: Rules | None = None,
+        reward: str = "hand",
+        episode: str = "match",
+        num_threads: int | None = None,
     ) -> None:
         check_choice("reward", reward, _batch.REWARD_MODES)
         check_choice("episode", episode, _batch.EPISODE_MODES)
         self.num_envs = n = num_envs
-        self.engine = Engine(num_envs, rules)
+        self.engine = Engine(num_envs, rules, num_threads)
+        self.threads = self.engine.threads
         self.rules = self.engine.rules
         self.mode = _batch.REWARD_MODES.index(reward)
         self.hand_episodes = episode == "hand"
@@ -117,19 +128,7 @@ class SelfPlayVectorEnv:
         self._r0[:] = 0.0
         self._ended[:] = False
         s = self.engine.state
-        _batch.credit(
-            s.last_step,
-            s.last_hand,
-            s.match,
-            s.sheet(),
-            self.engine.params,
-            self._seat0,
-            self._all,
-            self.mode,
-            self.hand_episodes,
-            self._r0,
-            self._ended,
-        )
+        _batch.credit_rows(self.engine, self._seat0, self._all, self.mode, self.hand_episodes, self._r0, self._ended)
         rewards = np.stack([self._r0, -self._r0], axis=1).astype(np.float32)
         terminations = self._ended.copy()
         done_now = self.engine.done_now
@@ -154,7 +153,7 @@ class SelfPlayVectorEnv:
         players = as_players(players, self.num_envs)
         obs = np.zeros((self.num_envs, OBS_SIZE), dtype=np.float32)
         mask = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
-        encode_kernel(players, self._all, self.engine.arrays, self.engine.params, obs, mask)
+        encode_rows(self.threads, players, self._all, self.engine.arrays, self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     @property
@@ -197,7 +196,8 @@ class SelfPlayVectorEnv:
 
     def _encode(self) -> None:
         np.copyto(self._players, self.engine.current_player)
-        encode_kernel(self._players, self._all, self.engine.arrays, self.engine.params, self._obs, self._mask)
+        engine = self.engine
+        encode_rows(self.threads, self._players, self._all, engine.arrays, engine.params, self._obs, self._mask)
 
     def _observations(self) -> dict[str, np.ndarray]:
         return {"observation": self._obs.copy(), "action_mask": self._mask.copy()}

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from gymnasium.error import ResetNeeded
 
-from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message, overflow_ok
+from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message
 from hollywood_gin_env.envs import _batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import match_seeds
 from hollywood_gin_env.state import NUM_ACTIONS
@@ -36,7 +36,11 @@ __all__ = ["ILLEGAL_MODES", "LearnerTable", "deal_options", "match_seeds"]
 
 
 class LearnerTable:
-    """N matches from the learner's seats; `step` plays the opponent until the learner acts again."""
+    """N matches from the learner's seats; `step` plays the opponent until the learner acts again.
+
+    `num_threads` (default: the CPUs this process may use) runs the kernels over slices of the matches, and
+    an opponent given by name gets as many; the results are the same for every count.
+    """
 
     def __init__(
         self,
@@ -47,15 +51,16 @@ class LearnerTable:
         episode: str = "match",
         learner_seat: int | None = None,
         illegal_action: str = "end",
+        num_threads: int | None = None,
     ) -> None:
         check_choice("reward", reward, _batch.REWARD_MODES)
         check_choice("episode", episode, _batch.EPISODE_MODES)
         check_choice("learner_seat", learner_seat, (None, 0, 1))
         check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
-        self.engine = Engine(num_matches, rules)
+        self.engine = Engine(num_matches, rules, num_threads)
         self.rules = self.engine.rules
         self.num_matches = n = num_matches
-        self.opponent, self._reseed_opponent = resolve_opponent(opponent)
+        self.opponent, self._reseed_opponent = resolve_opponent(opponent, self.engine.threads.num_threads)
         self.opponent_name = opponent_name(opponent)
         self.broken: str | None = None  # why the last step or reset failed part-way (then a reset is needed)
         self.mode = _batch.REWARD_MODES.index(reward)
@@ -149,18 +154,8 @@ class LearnerTable:
         )
         try:
             self.engine.step(actions, playing)
-            _batch.credit(
-                s.last_step,
-                s.last_hand,
-                s.match,
-                s.sheet(),
-                self.engine.params,
-                self.seats,
-                playing,
-                self.mode,
-                self.hand_episodes,
-                self.rewards,
-                self.ended,
+            _batch.credit_rows(
+                self.engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended
             )
             self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
@@ -182,45 +177,30 @@ class LearnerTable:
 
     def _play_opponent(self, active: np.ndarray, ended: np.ndarray, rewards: np.ndarray, hand_episodes: bool) -> None:
         """Step the opponent in the active matches until the learner is to act or the episode ends."""
-        if self.opponent is None:  # the built-in opponent: the loop below, in one kernel call
-            engine = self.engine
-            with overflow_ok():
-                _batch.random_opponent_turns(
-                    engine.arrays,
-                    engine.params,
-                    self.seats,
-                    active,
-                    ended,
-                    rewards,
-                    self.mode,
-                    hand_episodes,
-                    self._need,
-                    self.rng,
-                    self._opp_actions,
-                )
+        if self.opponent is None:  # the built-in opponent: the loop below, in one kernel call per thread
+            _batch.random_opponent_rows(
+                self.engine,
+                self.seats,
+                active,
+                ended,
+                rewards,
+                self.mode,
+                hand_episodes,
+                self._need,
+                self.rng,
+                self._opp_actions,
+            )
             return
         s, need = self.engine.state, self._need
         while _batch.opponent_turns(s.match, self.seats, active, ended, need):
             self._external_actions(need)
             self.engine.step(self._opp_actions, need)
-            _batch.credit(
-                s.last_step,
-                s.last_hand,
-                s.match,
-                s.sheet(),
-                self.engine.params,
-                self.seats,
-                need,
-                self.mode,
-                hand_episodes,
-                rewards,
-                ended,
-            )
+            _batch.credit_rows(self.engine, self.seats, need, self.mode, hand_episodes, rewards, ended)
 
     def _external_actions(self, need: np.ndarray) -> None:
         """The external opponent's actions in the matches where it is to act (checked for legality)."""
         state, params = self.engine.arrays, self.engine.params
-        encode_kernel(1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
+        encode_rows(self.engine.threads, 1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
         rows = np.flatnonzero(need)
         chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
         self._opp_actions[rows] = as_actions(chosen, rows.size, f"the actions of opponent {self.opponent_name}")
@@ -235,7 +215,8 @@ class LearnerTable:
 
     def encode(self, selected: np.ndarray) -> None:
         """Write the learner's observation and action mask of the selected matches into obs and mask."""
-        encode_kernel(self.seats, selected, self.engine.arrays, self.engine.params, self.obs, self.mask)
+        engine = self.engine
+        encode_rows(engine.threads, self.seats, selected, engine.arrays, engine.params, self.obs, self.mask)
 
 
 def deal_options(options: dict | None, num_matches: int) -> tuple[np.ndarray | None, np.ndarray | None]:

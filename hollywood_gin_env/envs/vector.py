@@ -39,6 +39,12 @@ class HollywoodGinVectorEnv(VectorEnv):
     with seed s + i; autoresets continue each match's streams as a single env's `reset()` does.
     `options={"deck": one deck or N decks (None rows shuffled), "first_dealer": 0, 1 or N of them}`.
 
+    ## Threads
+    `num_threads` (default: the CPUs this process may use, `os.sched_getaffinity`; 1..1024) runs the
+    engine, the encoder and an opponent given by name over slices of the matches on that many threads of
+    this process (hollywood_gin_env/threads.py). Each match keeps its own random streams, so every thread
+    count gives the same observations, rewards and actions.
+
     ## Information
     `infos["action_mask"]`, `infos["illegal_action"]`, `infos["learner_seat"]` (each with its `_key`
     mask). An illegal action ends its episode, so `illegal_action` shows in `infos["final_info"]`.
@@ -46,7 +52,7 @@ class HollywoodGinVectorEnv(VectorEnv):
     ## Version History
     * v0: Initial version (564 observation features).
     * v1: The observation gains the "take_effect" block (what taking the face-up card would do to the
-      hand, from the exact meld solver): 567 features.
+      hand, from the exact meld solver): 567 features. `num_threads=` added later (same results).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4, "autoreset_mode": AutoresetMode.SAME_STEP}
@@ -61,11 +67,15 @@ class HollywoodGinVectorEnv(VectorEnv):
         learner_seat: int | None = None,
         illegal_action: str = "end",
         render_mode: str | None = None,
+        num_threads: int | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi' or None")
         self.num_envs = num_envs
-        self._table = LearnerTable(num_envs, rules, opponent, reward, episode, learner_seat, illegal_action)
+        self._table = LearnerTable(
+            num_envs, rules, opponent, reward, episode, learner_seat, illegal_action, num_threads
+        )
+        self.num_threads = self._table.engine.threads.num_threads
         self.rules = self._table.rules
         self.render_mode = render_mode
         self.single_observation_space = observation_space()

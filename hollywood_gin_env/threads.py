@@ -1,0 +1,185 @@
+"""The batched kernels on N threads in one process: contiguous slices of the matches (or rows), one per thread.
+
+Every kernel of the rollout (the engine step, the encoder, the heuristics, the lookahead planes, the play-outs) is
+`nogil` numba that loops over independent matches, and each match keeps its own random stream. So a kernel called
+on the rows lo..hi of its arrays (numpy views, no copy) computes exactly what the whole call computes for those
+rows, and splitting a batch into slices that run on several threads gives bit-identical results for every thread
+count. `KernelThreads.run(n, work, grain)` calls `work(lo, hi)` once per slice: the calling thread takes the first
+slice, a persistent `concurrent.futures.ThreadPoolExecutor` the others, and `run` returns when all are done.
+
+Why a Python thread pool and not numba's `parallel=True` with `prange`: the pool reuses the compiled kernels as
+they are (prange recompiles every kernel and needs a threading layer: the default "workqueue" aborts the process
+when two Python threads launch parallel kernels at once, as an evaluator and a trainer's arena may, and its
+thread count is capped by NUMBA_NUM_THREADS at import); the split is plain and deterministic; NUMBA_DISABLE_JIT=1
+runs the same code; and the pool works in Ray workers and beside torch's own threads. What it costs is a few
+microseconds of Python per slice (slicing the arrays, a future); `grain` keeps slices large enough to pay for
+that (benchmarks/README.md, "Threads").
+
+One knob, `num_threads` (the envs' `num_threads=`, evaluate.py's `--env-threads`, the trainer's
+`train.env_threads`): default the CPUs this process may use (`os.sched_getaffinity`). Objects keep the count, not
+the pool: `pool(num_threads)` hands out one shared pool per count for the process, so a pickled agent or env (Ray)
+carries an int. A `run` nested inside another's slice runs inline, so kernels that call kernels never deadlock.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+
+MAX_THREADS = 1024
+_THREAD_PREFIX = "hollywood-gin-kernel"
+_inside = threading.local()  # .depth > 0 while this thread runs a slice: a nested run goes inline
+
+
+def available_cpus() -> int:
+    """The CPUs this process may use (its affinity mask; all CPUs where the OS has no such call)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def check_num_threads(value: object, name: str = "num_threads") -> int:
+    """value as a thread count (None: `available_cpus()`); ValueError naming `name` unless an int in 1..1024."""
+    if value is None:
+        return available_cpus()
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_THREADS:
+        raise ValueError(
+            f"{name}={value!r} is not allowed: use an integer from 1 to {MAX_THREADS} "
+            f"(default: the {available_cpus()} CPUs this process may use)"
+        )
+    return int(value)
+
+
+def slice_bounds(n: int, parts: int) -> list[tuple[int, int]]:
+    """`parts` contiguous (lo, hi) slices covering 0..n, their sizes differing by at most one (larger first)."""
+    size, extra = divmod(n, parts)
+    bounds, lo = [], 0
+    for k in range(parts):
+        hi = lo + size + (k < extra)
+        bounds.append((lo, hi))
+        lo = hi
+    return bounds
+
+
+def rows(value: Any, lo: int, hi: int) -> Any:
+    """The rows lo..hi of an array (a view), or of every array in a tuple (an `EngineState.arrays()`)."""
+    if isinstance(value, tuple):
+        return tuple(array[lo:hi] for array in value)
+    return value[lo:hi]
+
+
+class KernelThreads:
+    """`num_threads` threads (the caller's plus a persistent pool of num_threads - 1) over slices of a batch."""
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self.num_threads = check_num_threads(num_threads)
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def run(self, n: int, work: Callable[[int, int], Any], grain: int = 1) -> list[Any]:
+        """[work(lo, hi) for each slice] over rows 0..n, in slice order; slices of at least `grain` rows.
+
+        The first slice runs on the calling thread. An exception in any slice (KeyboardInterrupt included) is
+        raised here once every slice already running has returned, and the slices not yet started are dropped,
+        so no thread still writes the caller's arrays when it sees the error.
+        """
+        parts = min(self.num_threads, max(1, n // max(grain, 1)))
+        if parts <= 1 or getattr(_inside, "depth", 0):
+            return [work(0, n)] if n > 0 else []
+        bounds = slice_bounds(n, parts)
+        executor = self._start()
+        futures = [executor.submit(_in_slice, work, lo, hi) for lo, hi in bounds[1:]]
+        try:
+            first = _in_slice(work, *bounds[0])
+        except BaseException:
+            _drain(futures)
+            raise
+        try:
+            wait(futures)
+        except BaseException:  # Ctrl-C while waiting: drop what has not started, let the running slices finish
+            _drain(futures)
+            raise
+        return [first, *(future.result() for future in futures)]
+
+    def _start(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self.closed:
+                raise RuntimeError(f"this KernelThreads({self.num_threads}) was closed; use threads.pool() again")
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix=_THREAD_PREFIX)
+            return self._executor
+
+    def close(self) -> None:
+        """Stop the pool's threads (slices already queued are dropped, running ones finish first)."""
+        with self._lock:
+            self.closed = True
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def __reduce__(self) -> tuple:
+        """Pickled (Ray, deepcopy) as its count: the copy is that process's shared pool of as many threads."""
+        return pool, (self.num_threads,)
+
+    def __repr__(self) -> str:
+        return f"KernelThreads(num_threads={self.num_threads})"
+
+
+def _in_slice(work: Callable[[int, int], Any], lo: int, hi: int) -> Any:
+    """work(lo, hi), marked so that a kernel it runs that asks for threads runs inline."""
+    _inside.depth = getattr(_inside, "depth", 0) + 1
+    try:
+        return work(lo, hi)
+    finally:
+        _inside.depth -= 1
+
+
+def _drain(futures: list[Future]) -> None:
+    """Cancel the futures not started and wait (uninterruptibly) for the running ones."""
+    for future in futures:
+        future.cancel()
+    while True:
+        try:
+            wait(futures)
+            return
+        except KeyboardInterrupt:  # a second Ctrl-C: the running slices still write the caller's arrays
+            continue
+
+
+_pools: dict[int, KernelThreads] = {}
+_pools_lock = threading.Lock()
+
+
+def pool(num_threads: int | None = None) -> KernelThreads:
+    """The process's shared pool of `num_threads` threads (None: `available_cpus()`), started on first use."""
+    count = check_num_threads(num_threads)
+    with _pools_lock:
+        found = _pools.get(count)
+        if found is None or found.closed:
+            found = _pools[count] = KernelThreads(count)
+        return found
+
+
+def shutdown() -> None:
+    """Close every shared pool (its threads exit); a later `pool()` starts a fresh one."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for each in pools:
+        each.close()
+
+
+def kernel_threads_alive() -> list[threading.Thread]:
+    """The live threads of every pool (for tests and leak checks)."""
+    return [t for t in threading.enumerate() if t.name.startswith(_THREAD_PREFIX)]
+
+
+atexit.register(shutdown)

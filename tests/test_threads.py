@@ -1,0 +1,284 @@
+"""The kernel thread pool (hollywood_gin_env/threads.py): the knob's checks, the split, errors and Ctrl-C, and that
+every thread count gives bit-identical envs, heuristics, lookahead inputs and evaluations."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
+from hollywood_gin_env import threads
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents.lookahead_planes import lookahead_planes
+from hollywood_gin_env.duplicate import Schedule
+from hollywood_gin_env.envs import SelfPlayVectorEnv
+from hollywood_gin_env.evaluate import round_robin
+from tests.subprocess_signals import default_sigint
+
+ROOT = Path(__file__).resolve().parents[1]
+COUNTS = (1, 2, 3)  # 3 splits 10 matches unevenly: 4, 3, 3
+MATCHES = 10
+GRAINS = [
+    ("hollywood_gin_env.engine", "STEP_GRAIN"),
+    ("hollywood_gin_env.observation", "ENCODE_GRAIN"),
+    ("hollywood_gin_env.envs._batch", "CREDIT_GRAIN"),
+    ("hollywood_gin_env.envs._batch", "OPPONENT_GRAIN"),
+    ("hollywood_gin_env.agents.random_agent", "RANDOM_GRAIN"),
+    ("hollywood_gin_env.agents.greedy", "GREEDY_GRAIN"),
+    ("hollywood_gin_env.agents.expert", "EXPERT_GRAIN"),
+    ("hollywood_gin_env.agents.lookahead_planes", "PLANES_GRAIN"),
+]
+
+
+@pytest.fixture
+def one_row_slices(monkeypatch):
+    """Every kernel splits down to one-row slices, so ten matches spread over every thread; counts the splits."""
+    for module, name in GRAINS:
+        monkeypatch.setattr(f"{module}.{name}", 1)
+    splits = []
+    real = threads.slice_bounds
+    monkeypatch.setattr(threads, "slice_bounds", lambda n, parts: splits.append(parts) or real(n, parts))
+    return splits
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1025, 2.0, "2", True])
+def test_a_thread_count_outside_1_to_1024_or_not_an_int_is_refused_by_name(bad):
+    """The knob takes integers 1..1024; anything else is a ValueError naming the knob, the value and the range."""
+    with pytest.raises(ValueError, match=r"num_threads=.* is not allowed: use an integer from 1 to 1024"):
+        threads.check_num_threads(bad)
+
+
+def test_the_envs_the_agents_and_the_evaluator_refuse_a_bad_thread_count_by_name():
+    """Each entry point names its own knob: num_threads for the envs and agents, env_threads for the evaluator."""
+    with pytest.raises(ValueError, match="num_threads=0 is not allowed"):
+        SelfPlayVectorEnv(4, num_threads=0)
+    with pytest.raises(ValueError, match="num_threads=-2 is not allowed"):
+        gym.make_vec("HollywoodGin-v1", num_envs=4, vectorization_mode="vector_entry_point", num_threads=-2)
+    with pytest.raises(ValueError, match="num_threads=2000 is not allowed"):
+        load_agent("expert", num_threads=2000)
+    with pytest.raises(ValueError, match="env_threads=0 is not allowed"):
+        Schedule(env_threads=0)
+
+
+def test_the_default_thread_count_is_the_cpus_this_process_may_use():
+    """None means the affinity mask's CPUs, as os.sched_getaffinity counts them."""
+    import os
+
+    assert threads.check_num_threads(None) == len(os.sched_getaffinity(0))
+    assert SelfPlayVectorEnv(2).threads.num_threads == len(os.sched_getaffinity(0))
+
+
+def test_slices_cover_every_row_once_and_differ_by_at_most_one():
+    """10 rows on 3 threads: 4, 3, 3, contiguous."""
+    assert threads.slice_bounds(10, 3) == [(0, 4), (4, 7), (7, 10)]
+    for n, parts in [(1, 1), (7, 7), (1000, 16), (17, 4)]:
+        bounds = threads.slice_bounds(n, parts)
+        sizes = [hi - lo for lo, hi in bounds]
+        assert bounds[0][0] == 0 and bounds[-1][1] == n and max(sizes) - min(sizes) <= 1
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+
+
+def test_run_returns_each_slices_result_in_order_on_several_threads():
+    """Slices run on distinct threads (the caller's first) and come back in slice order; small batches stay whole."""
+    pool = threads.KernelThreads(3)
+    seen = []
+
+    def work(lo, hi):
+        seen.append(threading.current_thread().name)
+        time.sleep(0.05)  # keeps every slice busy at once, so each lands on its own thread
+        return (lo, hi)
+
+    try:
+        assert pool.run(10, work) == [(0, 4), (4, 7), (7, 10)]
+        assert len(set(seen)) == 3 and threading.current_thread().name in seen
+        assert pool.run(10, work, grain=8) == [(0, 10)]  # fewer rows than two grains: one slice
+        assert pool.run(0, work) == []
+    finally:
+        pool.close()
+
+
+def test_a_run_inside_a_slice_runs_inline_instead_of_waiting_on_its_own_pool():
+    """A kernel that calls a threaded kernel (a play-out calling an agent) must not deadlock the pool."""
+    pool = threads.KernelThreads(2)
+    try:
+        inner = pool.run(4, lambda lo, hi: pool.run(hi - lo, lambda a, b: (a, b)))
+        assert inner == [[(0, 2)], [(0, 2)]]
+    finally:
+        pool.close()
+
+
+def test_an_exception_in_one_slice_reaches_the_caller_after_every_slice_is_done_and_the_pool_still_works():
+    """A failing slice raises in the caller once the other slices have returned; the next run works as before."""
+    pool = threads.KernelThreads(3)
+    finished = []
+
+    def work(lo, hi):
+        if lo == 4:
+            raise ZeroDivisionError("slice 4..7 failed")
+        time.sleep(0.1)
+        finished.append(lo)
+        return lo
+
+    try:
+        with pytest.raises(ZeroDivisionError, match="slice 4..7"):
+            pool.run(10, work)
+        assert sorted(finished) == [0, 7]  # nothing was still running when the caller saw the error
+        assert pool.run(10, lambda lo, hi: hi - lo) == [4, 3, 3]
+    finally:
+        pool.close()
+
+
+def test_close_stops_the_pools_threads_and_a_closed_pool_refuses_work():
+    """No thread outlives close(); the shared pools close with threads.shutdown() and restart on demand."""
+    pool = threads.KernelThreads(4)
+    pool.run(8, lambda lo, hi: time.sleep(0.01))
+    assert threads.kernel_threads_alive()
+    pool.close()
+    threads.shutdown()
+    assert threads.kernel_threads_alive() == []
+    with pytest.raises(RuntimeError, match="was closed"):
+        pool.run(8, lambda lo, hi: None)
+    assert threads.pool(2).run(4, lambda lo, hi: hi - lo) == [2, 2]
+    threads.shutdown()
+
+
+CTRL_C_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from hollywood_gin_env import threads
+
+    pool = threads.KernelThreads(int(sys.argv[1]))
+    main_slice_s, other_slice_s = float(sys.argv[2]), float(sys.argv[3])
+
+    def work(lo, hi):
+        if lo == 0:
+            print("ready", flush=True)
+        time.sleep(main_slice_s if lo == 0 else other_slice_s)
+
+    try:
+        pool.run(8, work)
+    except KeyboardInterrupt:
+        print("interrupted; threads left:", len(threads.kernel_threads_alive()), flush=True)
+        raise
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "main_slice_s, other_slice_s",
+    [(60.0, 0.5), (0.0, 2.0)],
+    ids=["while-the-caller-runs-its-slice", "while-the-caller-waits-for-the-others"],
+)
+def test_ctrl_c_while_slices_run_stops_the_process_without_a_hang(tmp_path, main_slice_s, other_slice_s):
+    """SIGINT to a process inside `run` ends it with KeyboardInterrupt within seconds: the slices not started are
+    dropped, the running ones finish, and the pool's threads exit with the interpreter."""
+    script = tmp_path / "child.py"
+    script.write_text(CTRL_C_CHILD)
+    child = subprocess.Popen(
+        [sys.executable, str(script), "4", str(main_slice_s), str(other_slice_s)],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.3)  # the caller is now in its slice, or waiting on the others
+    started = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert time.monotonic() - started < 15, "the process hung after Ctrl-C"
+    assert child.returncode != 0 and "KeyboardInterrupt" in err, (out, err)
+    assert "interrupted; threads left:" in out
+
+
+def _selfplay_trace(num_threads: int, steps: int = 120) -> list[tuple[np.ndarray, ...]]:
+    """Observations, masks, rewards, terminations and the expert's actions of a seeded self-play run."""
+    env = SelfPlayVectorEnv(MATCHES, reward="chance", num_threads=num_threads)
+    expert = load_agent("expert", num_threads=num_threads)
+    obs, _ = env.reset(seed=11)
+    trace = []
+    for _ in range(steps):
+        actions = expert.act(obs["observation"], obs["action_mask"])
+        obs, rewards, ended, _, infos = env.step(actions)
+        trace.append((actions, obs["observation"], obs["action_mask"], rewards, ended, infos["decision_step"]))
+    return trace
+
+
+def test_selfplay_env_steps_are_bit_identical_for_1_2_and_3_threads(one_row_slices):
+    """Each match keeps its random streams, so the split changes nothing: 120 steps of expert self-play agree."""
+    traces = {k: _selfplay_trace(k) for k in COUNTS}
+    assert max(one_row_slices) == 3  # the kernels did run on three slices
+    for k in COUNTS[1:]:
+        for step, (one, many) in enumerate(zip(traces[1], traces[k], strict=True)):
+            for a, b in zip(one, many, strict=True):
+                assert np.array_equal(a, b), f"{k} threads differ from 1 at step {step}"
+
+
+@pytest.mark.parametrize("opponent", ["random", "greedy"])
+def test_vector_env_steps_are_bit_identical_for_1_2_and_3_threads(one_row_slices, opponent):
+    """The VectorEnv (gym.make_vec, num_threads=N) with the built-in random or a named opponent, and a seeded
+    RandomAgent as the learner: observations, rewards, ends and actions agree over 150 steps."""
+    traces = {}
+    for k in COUNTS:
+        env = gym.make_vec(
+            "HollywoodGin-v1",
+            num_envs=MATCHES,
+            vectorization_mode="vector_entry_point",
+            opponent=opponent,
+            num_threads=k,
+        )
+        learner = load_agent("random", seed=5, num_threads=k)
+        obs, _ = env.reset(seed=2)
+        trace = []
+        for _ in range(150):
+            actions = learner.act(obs["observation"], obs["action_mask"])
+            obs, rewards, ended, _, _ = env.step(actions)
+            trace.append((actions, obs["observation"], obs["action_mask"], rewards, ended))
+        traces[k] = trace
+    assert max(one_row_slices) == 3
+    for k in COUNTS[1:]:
+        for step, (one, many) in enumerate(zip(traces[1], traces[k], strict=True)):
+            assert all(np.array_equal(a, b) for a, b in zip(one, many, strict=True)), f"{k} threads, step {step}"
+
+
+def test_heuristic_actions_and_lookahead_inputs_are_identical_for_every_thread_count(one_row_slices):
+    """random (seeded), greedy and expert choose the same actions, and the lookahead planes are the same numbers,
+    on 1, 2 and 3 threads, over 200 positions of every phase."""
+    obs, masks = [], []
+    for _, observation, mask, *_ in _selfplay_trace(1, steps=20):
+        obs.append(observation)
+        masks.append(mask)
+    obs, masks = np.concatenate(obs), np.concatenate(masks)
+    expected = {
+        name: load_agent(name, seed=3, num_threads=1).act(obs, masks) for name in ("random", "greedy", "expert")
+    }
+    planes = lookahead_planes(obs, threads.pool(1))
+    for k in COUNTS[1:]:
+        for name, actions in expected.items():
+            assert np.array_equal(load_agent(name, seed=3, num_threads=k).act(obs, masks), actions), (name, k)
+        assert np.array_equal(lookahead_planes(obs, threads.pool(k)), planes), k
+    assert max(one_row_slices) == 3
+
+
+def test_an_evaluation_report_is_identical_for_every_thread_count(one_row_slices):
+    """evaluate.py's round robin (duplicate deals, expert against greedy and random) gives the same report on 1, 2
+    and 3 engine threads (`--env-threads`)."""
+    reports = []
+    for k in COUNTS:
+        report = round_robin(["expert", "greedy", "random"], 12, seed=4, schedule=Schedule(env_threads=k))
+        for pair in report["pairs"]:
+            pair.pop("seconds", None)
+        reports.append(report)
+    assert max(one_row_slices) == 3
+    assert reports[0] == reports[1] == reports[2]
