@@ -3,6 +3,7 @@
     python benchmarks/train.py [--json] [--seconds 60] [--threads 2] [--device cpu|cuda] [--num-envs 256]
     python benchmarks/train.py --smoke          # a few seconds: checks the benchmark runs (CI), figures not meant
     python benchmarks/train.py --workers 1 2    # the same loop with train.workers = K rollout workers on Ray
+    python benchmarks/train.py --env-threads 1 2 4 --no-reference   # the loop once per count of kernel threads
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (`agents.run.TrainingRun`'s collect and
 learn, configs/default.toml's model and PPO settings; no warm start, no evaluation), with the split of its time
@@ -13,6 +14,14 @@ its users run it, for N = 1 and 8. Both use `--threads` torch threads, set delib
 torch thread each, agents/workers.py; the learner keeps `--threads`) and adds, per K > 1, its decisions/s, the
 rollout and update shares and each worker's rollout-only decisions/s (its rows over its own collect time), the
 figure from which a cluster's rollout rate is projected (docs/SCALING.md).
+
+`--env-threads N ...` runs our loop once per N with the rollout's kernels (the engine, the encoder, the heuristic
+opponents, the lookahead inputs, the play-outs, the reward credit and GAE) on N threads of this process
+(hollywood_gin_env/threads.py; every count plays the same games) and adds, per N, `ppo_steps_per_s_threads_N` (the
+whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time alone) and the shares of the time
+(`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`); the plain keys are then the
+first N's. Without it the kernels use the CPUs this process may use. `--no-reference` skips MaskablePPO (e.g.
+where sb3-contrib is not installed).
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SB3_ENVS = (1, 8)
+#: What `--env-threads N` reports per N (as NAME_threads_N).
+THREAD_FIGURES = ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "forward_share", "update_share")
 
 
 def ours(
@@ -125,6 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-envs", type=int, default=None, help="matches at once (default: the recipe's, 256)")
     parser.add_argument("--smoke", action="store_true", help="a few seconds on tiny sizes (CI): figures not meant")
     parser.add_argument(
+        "--env-threads",
+        type=int,
+        nargs="+",
+        default=[],
+        metavar="N",
+        help="kernel threads of the rollout, one measurement per N (default: one run on the CPUs it may use)",
+    )
+    parser.add_argument("--no-reference", action="store_true", help="skip MaskablePPO (needs sb3-contrib)")
+    parser.add_argument(
         "--workers",
         type=int,
         nargs="+",
@@ -135,41 +155,66 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
+    from hollywood_gin_env.threads import check_num_threads, set_default_threads
+
     torch.set_num_threads(args.threads)
     seconds = 0.5 if args.smoke else args.seconds
     if min(args.workers) < 1:
         parser.error(f"--workers {' '.join(map(str, args.workers))}: each K must be at least 1")
-    result = {
-        "threads": args.threads,
-        "device": args.device,
-        **ours(seconds, args.threads, args.device, args.num_envs, args.smoke),
-    }
+    try:
+        counts = [check_num_threads(n, "--env-threads") for n in args.env_threads]
+    except ValueError as error:
+        parser.error(str(error))
+    result: dict = {"threads": args.threads, "device": args.device}
+    for n in counts:
+        set_default_threads(n)  # every env, agent and policy the run builds takes n kernel threads
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke)
+        result.update({f"{name}_threads_{n}": figures[name] for name in THREAD_FIGURES})
+        result.update({"env_threads": n, **figures} if n == counts[0] else {})  # the plain keys: the first count's
+    set_default_threads(None)
+    if not counts:
+        result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke))
     for k in sorted(set(args.workers) - {1}):
         figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, workers=k)
         result.update({f"{name}_workers_{k}": value for name, value in figures.items()})
-    for n in SB3_ENVS:
-        result.update(sb3(seconds, n, args.smoke))
-    result["ratio"] = result["ppo_steps_per_s"] / result[f"sb3_steps_per_s_{SB3_ENVS[-1]}"]
+    if not args.no_reference:
+        for n in SB3_ENVS:
+            result.update(sb3(seconds, n, args.smoke))
+        result["ratio"] = result["ppo_steps_per_s"] / result[f"sb3_steps_per_s_{SB3_ENVS[-1]}"]
     if args.json:
         print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in result.items()}))
     else:
+        print_figures(result, args, counts)
+    return 0
+
+
+def print_figures(result: dict, args: argparse.Namespace, counts: list[int]) -> None:
+    """The figures as lines of text."""
+    print(
+        f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
+        f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
+        f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
+        f"{result['rollout_steps_per_s']:,.0f} decisions/s"
+    )
+    for n in counts:
+        figure = {name: result[f"{name}_threads_{n}"] for name in THREAD_FIGURES}
         print(
-            f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
-            f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
-            f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
-            f"{result['rollout_steps_per_s']:,.0f} decisions/s"
+            f"  {n} env threads: {figure['ppo_steps_per_s']:,.0f} decisions/s, rollout alone "
+            f"{figure['rollout_steps_per_s']:,.0f} (rollout {figure['rollout_share']:.0%}, of which forward "
+            f"{figure['forward_share']:.0%}; update {figure['update_share']:.0%})"
         )
+    if not args.no_reference:
         for n in SB3_ENVS:
             print(f"sb3-contrib MaskablePPO, make_vec_env n_envs={n}: {result[f'sb3_steps_per_s_{n}']:,.0f} steps/s")
-        for k in sorted(set(args.workers) - {1}):
-            print(
-                f"this project's PPO with {k} Ray rollout workers: {result[f'ppo_steps_per_s_workers_{k}']:,.0f} "
-                f"decisions/s (rollout {result[f'rollout_share_workers_{k}']:.0%}, update "
-                f"{result[f'update_share_workers_{k}']:.0%}); rollout alone, per worker: "
-                f"{result[f'worker_rollout_steps_per_s_workers_{k}']:,.0f} decisions/s"
-            )
+    for k in sorted(set(args.workers) - {1}):
+        print(
+            f"this project's PPO with {k} Ray rollout workers: {result[f'ppo_steps_per_s_workers_{k}']:,.0f} "
+            f"decisions/s (rollout {result[f'rollout_share_workers_{k}']:.0%}, update "
+            f"{result[f'update_share_workers_{k}']:.0%}); rollout alone, per worker: "
+            f"{result[f'worker_rollout_steps_per_s_workers_{k}']:,.0f} decisions/s"
+        )
+    if not args.no_reference:
         print(f"ratio against {SB3_ENVS[-1]} environments: {result['ratio']:.1f}x (target >= 6)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@ microseconds of Python per slice (slicing the arrays, a future); `grain` keeps s
 that (benchmarks/README.md, "Threads").
 
 One knob, `num_threads` (the envs' `num_threads=`, evaluate.py's `--env-threads`, the trainer's
-`train.env_threads`): default the CPUs this process may use (`os.sched_getaffinity`). Objects keep the count, not
+`train.env_threads`): default the CPUs this process may use (`os.sched_getaffinity`), or the count a program set
+with `set_default_threads` (as torch.set_num_threads does for torch). Objects keep the count, not
 the pool: `pool(num_threads)` hands out one shared pool per count for the process, so a pickled agent or env (Ray)
 carries an int. A `run` nested inside another's slice runs inline, so kernels that call kernels never deadlock.
 """
@@ -45,14 +46,28 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
+_default: list[int | None] = [None]  # set_default_threads' count; None: available_cpus()
+
+
+def set_default_threads(num_threads: int | None) -> None:
+    """The count that `num_threads=None` means from now on in this process (None: `available_cpus()` again), as
+    torch.set_num_threads sets torch's: a program (a trainer, a benchmark) sets it once, before building its envs."""
+    _default[0] = None if num_threads is None else check_num_threads(num_threads)
+
+
+def default_threads() -> int:
+    """The count `num_threads=None` means: `set_default_threads`'s, else the CPUs this process may use."""
+    return available_cpus() if _default[0] is None else _default[0]
+
+
 def check_num_threads(value: object, name: str = "num_threads") -> int:
-    """value as a thread count (None: `available_cpus()`); ValueError naming `name` unless an int in 1..1024."""
+    """value as a thread count (None: `default_threads()`); ValueError naming `name` unless an int in 1..1024."""
     if value is None:
-        return available_cpus()
+        return default_threads()
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_THREADS:
         raise ValueError(
             f"{name}={value!r} is not allowed: use an integer from 1 to {MAX_THREADS} "
-            f"(default: the {available_cpus()} CPUs this process may use)"
+            f"(default: {default_threads()}: the CPUs this process may use, unless set_default_threads changed it)"
         )
     return int(value)
 
@@ -159,7 +174,7 @@ _pools_lock = threading.Lock()
 
 
 def pool(num_threads: int | None = None) -> KernelThreads:
-    """The process's shared pool of `num_threads` threads (None: `available_cpus()`), started on first use."""
+    """The process's shared pool of `num_threads` threads (None: `default_threads()`), started on first use."""
     count = check_num_threads(num_threads)
     with _pools_lock:
         found = _pools.get(count)

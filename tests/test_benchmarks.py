@@ -38,3 +38,35 @@ def test_benchmark_runs_in_smoke_mode(script):
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     numbers = [v for v in figures.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     assert numbers and all(v >= 0 for v in numbers), figures
+
+
+def test_the_training_benchmark_reports_each_env_thread_count():
+    """`--env-threads 1 2` runs the loop once per count and carries, per count, the whole loop's and the rollout's
+    decisions/s and the split of the time under NAME_threads_N (smoke sizes; the figures are not asserted)."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "benchmarks/train.py", "--smoke", "--json", "--no-reference", "--env-threads", "1", "2"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    for n in (1, 2):
+        for name in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "forward_share", "update_share"):
+            assert figures[f"{name}_threads_{n}"] > 0, (name, n, figures)
+    assert "sb3_steps_per_s_8" not in figures
+
+
+def test_the_training_benchmark_refuses_a_bad_env_thread_count_by_name():
+    """--env-threads 0 stops with a usage error naming the flag and the allowed range, before any training."""
+    done = subprocess.run(
+        [sys.executable, "benchmarks/train.py", "--smoke", "--env-threads", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "--env-threads=0 is not allowed: use an integer from 1 to 1024" in done.stderr

@@ -282,3 +282,19 @@ def test_an_evaluation_report_is_identical_for_every_thread_count(one_row_slices
         reports.append(report)
     assert max(one_row_slices) == 3
     assert reports[0] == reports[1] == reports[2]
+
+
+def test_set_default_threads_changes_what_none_means_until_reset():
+    """A program sets the process's default once (the benchmark per measured count); None restores the CPUs."""
+    import os
+
+    try:
+        threads.set_default_threads(3)
+        assert SelfPlayVectorEnv(2).threads.num_threads == 3
+        assert load_agent("expert").threads.num_threads == 3
+        with pytest.raises(ValueError, match="num_threads=0 is not allowed"):
+            threads.set_default_threads(0)
+        assert threads.default_threads() == 3  # a refused value changes nothing
+    finally:
+        threads.set_default_threads(None)
+    assert threads.default_threads() == len(os.sched_getaffinity(0))
