@@ -303,25 +303,30 @@ def _apply(i: int, action: int, s: EngineState, params: np.ndarray) -> None:
         _discard(i, action - DISCARD_BASE, s, params)
 
 
+@njit_inline
+def step_match(i: int, action: int, active: bool, s: EngineState, params: np.ndarray) -> None:
+    """Advance match i by `action` if active (an illegal action sets S_ILLEGAL and changes nothing)."""
+    flags, legal = s.last_step, s.legal
+    # The per-step flags describe this call, so matches left out of it report that nothing happened.
+    flags[i, S_HAND_OVER] = 0
+    flags[i, S_DONE_NOW] = 0
+    flags[i, S_DRAWN] = -1
+    flags[i, S_ILLEGAL] = 0
+    if not active:
+        return
+    if action < 0 or action >= legal.shape[1] or legal[i, action] == 0:
+        flags[i, S_ILLEGAL] = 1
+        return
+    _apply(i, action, s, params)
+    _update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
+
+
 @njit
 def step_kernel(actions, active, params, arrays) -> None:
     """Advance every active match by its action; illegal actions set S_ILLEGAL and change nothing."""
     s = named(arrays)
-    flags, legal = s.last_step, s.legal
-    for i in range(flags.shape[0]):
-        # The per-step flags describe this call, so matches left out of it report that nothing happened.
-        flags[i, S_HAND_OVER] = 0
-        flags[i, S_DONE_NOW] = 0
-        flags[i, S_DRAWN] = -1
-        flags[i, S_ILLEGAL] = 0
-        if not active[i]:
-            continue
-        action = actions[i]
-        if action < 0 or action >= legal.shape[1] or legal[i, action] == 0:
-            flags[i, S_ILLEGAL] = 1
-            continue
-        _apply(i, action, s, params)
-        _update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
+    for i in range(s.last_step.shape[0]):
+        step_match(i, actions[i], active[i], s, params)
 
 
 @njit

@@ -45,14 +45,14 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     hand, _, took, discarded, declined, unseen = card_masks(obs)
     limit = knock_limit(obs)
     held = popcount(hand)
-    cards, stock = hand, 0.0
+    cards, stock, stock_gin, stock_knock = hand, 0.0, 0.0, 0.0
     if held == 10:
         face_up = face_up_card(obs)
         if face_up < 0 or (hand >> face_up) & 1:
             return
-        stock, gin, knock = lookahead(hand, unseen, limit, scratch)
-        out[_NUMBERS + 2] = knock
-        out[_NUMBERS + 3] = gin
+        stock, stock_gin, stock_knock = lookahead(hand, unseen, limit, scratch)
+        out[_NUMBERS + 2] = stock_knock
+        out[_NUMBERS + 3] = stock_gin
         if obs[O_TAKE_EFFECT + 2] < 0.5:  # taking it would not lower the deadwood: no hand worth describing
             return
         cards = hand | (1 << face_up)
@@ -63,7 +63,10 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     best = 1e18
     for c in range(NUM_CARDS):
         if (cards >> c) & 1:
-            expected, gin, knock = lookahead(cards & ~(1 << c), unseen, limit, scratch)
+            if cards & ~(1 << c) == hand:  # throwing the face-up card back: the stock's lookahead, computed above
+                expected, gin, knock = stock, stock_gin, stock_knock
+            else:
+                expected, gin, knock = lookahead(cards & ~(1 << c), unseen, limit, scratch)
             out[c] = expected
             out[NUM_CARDS + c] = knock
             out[2 * NUM_CARDS + c] = gin

@@ -45,7 +45,8 @@ from hollywood_gin_env.agents._features import (
     turns,
 )
 from hollywood_gin_env.agents.base import Agent, AgentProtocol
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, best_knock, discard_score, expert_row
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, ExpertAgent, best_knock, discard_score, expert_row
+from hollywood_gin_env.agents.playout import expert_playouts
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import step_rows
 from hollywood_gin_env.kernels import _update_legal
@@ -403,7 +404,8 @@ def rollout_scores(
     """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` (None: none, the policy
     acts from the start) and `policy` playing both seats to the hand's end; the matches in `arrays` (an
     `EngineState`'s) are advanced in place. The engine and the encoder run on `threads` (default: the process's
-    pool for its CPUs); the policy on its own."""
+    pool for its CPUs); the policy on its own. An `ExpertAgent` plays in one compiled loop per match instead
+    (agents/playout.py: the same scores and states, with no Python per decision)."""
     threads = pool() if threads is None else threads
     s = EngineState(*arrays)
     n = seats.size
@@ -415,6 +417,10 @@ def rollout_scores(
             raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
         over = s.last_step[:, S_HAND_OVER] == 1
         _score(s, over, seats, values)
+    if type(policy) is ExpertAgent:  # exactly that class: a subclass may decide otherwise
+        seats = np.ascontiguousarray(seats, dtype=np.int64)
+        expert_playouts(threads, arrays, params, policy.weights, seats, over, values, MAX_ROLLOUT_STEPS)
+        return values
     obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
     actions = np.zeros(n, dtype=np.int64)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 5 minutes:
+#   1. the machine (CPUs this process may use, the GPU, the versions) -> $OUT/machine.txt
+#   2. wheels carried in .whl/ (gymnasium and what it needs; pytest), installed from there only, if present
+#   3. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
+#   4. the default recipe's training loop on --device cuda, 15 s per count of env threads 1 2 4 8 16, torch on
+#      2 threads: the whole loop's and the rollout's decisions/s and the split of the time per count
+#      -> $OUT/train_threads.json (one JSON object, the keys of benchmarks/train.py --json) and .txt (readable)
+#   5. the thread tests (bit-identical results for 1, 2 and 3 threads; errors and Ctrl-C) -> $OUT/test_threads.txt
+# Run from anywhere: bash benchmarks/gpu_check.sh; outputs go to $OUT (default: benchmarks/gpu-check-out).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/benchmarks/gpu-check-out}
+PY=${PYTHON:-python3}
+COUNTS=${ENV_THREADS:-"1 2 4 8 16"}
+SECONDS_EACH=${SECONDS_EACH:-15}
+mkdir -p "$OUT"
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1
+
+{
+    date -u
+    echo "nproc: $(nproc)"
+    $PY -c 'import os; print("sched_getaffinity:", len(os.sched_getaffinity(0)))'
+    nvidia-smi -L 2>&1 || echo "no nvidia-smi"
+    $PY -c 'import sys, numpy, numba, torch; print(sys.version.split()[0], "numpy", numpy.__version__,
+        "numba", numba.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+if [ -d .whl ]; then  # no network: only what was carried; what is installed already stays
+    $PY -m pip install --quiet --no-index --find-links .whl gymnasium tqdm pytest > "$OUT/pip.txt" 2>&1 \
+        || { echo "pip install from .whl failed:"; cat "$OUT/pip.txt"; }
+fi
+
+step() {  # step NAME SECONDS COMMAND...: run with a time limit, say how it ended
+    local name=$1 limit=$2
+    shift 2
+    local began=$SECONDS
+    timeout "$limit" "$@"
+    local status=$?
+    echo "== $name: exit $status after $((SECONDS - began)) s" | tee -a "$OUT/steps.txt"
+}
+
+step smoke 240 $PY benchmarks/train.py --smoke --json --no-reference --device cuda --env-threads 2 \
+    > "$OUT/smoke.json" 2> "$OUT/smoke.err"
+# shellcheck disable=SC2086  # COUNTS is a list of numbers
+step train_threads 480 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
+    --seconds "$SECONDS_EACH" --env-threads $COUNTS > "$OUT/train_threads.json" 2> "$OUT/train_threads.err"
+$PY - "$OUT/train_threads.json" > "$OUT/train_threads.txt" 2>&1 <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().strip().splitlines()
+figures = json.loads(lines[-1]) if lines else {}
+counts = sorted(int(k.rsplit("_", 1)[1]) for k in figures if k.startswith("ppo_steps_per_s_threads_"))
+print("env threads | decisions/s (whole loop) | rollout alone | rollout share (forward) | update share")
+for n in counts:
+    f = {k: figures[f"{k}_threads_{n}"] for k in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share",
+                                                  "forward_share", "update_share")}
+    print(f"{n} | {f['ppo_steps_per_s']:,.0f} | {f['rollout_steps_per_s']:,.0f} | {f['rollout_share']:.0%} "
+          f"({f['forward_share']:.0%}) | {f['update_share']:.0%}")
+EOF
+cat "$OUT/train_threads.txt"
+if $PY -c "import pytest" 2>/dev/null; then
+    step test_threads 180 $PY -m pytest -q -p no:cacheprovider tests/test_threads.py > "$OUT/test_threads.txt" 2>&1
+    tail -3 "$OUT/test_threads.txt"
+else
+    echo "pytest is not installed: the thread tests did not run" | tee "$OUT/test_threads.txt"
+fi
