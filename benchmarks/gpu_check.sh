@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 5 minutes:
 #   1. the machine (CPUs this process may use, the GPU, the versions) -> $OUT/machine.txt
-#   2. wheels carried in .whl/ (gymnasium and what it needs; pytest), installed from there only, if present
+#   2. wheels carried in .whl/ (gymnasium and what it needs, tqdm; pytest and its needs for step 5), installed from
+#      there only, if present (carry it: the run tool's carry=[".whl"])
 #   3. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
 #   4. the default recipe's training loop on --device cuda, 15 s per count of env threads 1 2 4 8 16, torch on
 #      2 threads: the whole loop's and the rollout's decisions/s and the split of the time per count
@@ -29,9 +30,11 @@ export OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
 
-if [ -d .whl ]; then  # no network: only what was carried; what is installed already stays
-    $PY -m pip install --quiet --no-index --find-links .whl gymnasium tqdm pytest > "$OUT/pip.txt" 2>&1 \
-        || { echo "pip install from .whl failed:"; cat "$OUT/pip.txt"; }
+if [ -d .whl ]; then  # no network: only what was carried; what is installed already stays; one at a time, so
+    for package in gymnasium tqdm pytest; do  # a wheel that was not carried stops only its own package
+        $PY -m pip install --quiet --no-index --find-links .whl "$package" >> "$OUT/pip.txt" 2>&1 \
+            || echo "pip: $package not installed from .whl (see pip.txt)"
+    done
 fi
 
 step() {  # step NAME SECONDS COMMAND...: run with a time limit, say how it ended
