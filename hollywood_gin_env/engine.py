@@ -28,7 +28,7 @@ from hollywood_gin_env.state import (
     S_ILLEGAL,
     EngineState,
 )
-from hollywood_gin_env.threads import KernelThreads, pool, rows
+from hollywood_gin_env.threads import KernelThreads, pool, sliced
 
 _NO_GUARD = contextlib.nullcontext()  # reusable; built once, as a step calls the engine twice or more
 _INT64 = np.dtype(np.int64)  # numpy's int64 arrays share this dtype object, so `is` is the quick test
@@ -43,10 +43,14 @@ def overflow_ok() -> contextlib.AbstractContextManager:
 
 def step_rows(threads: KernelThreads, actions: np.ndarray, active: np.ndarray, params: np.ndarray, arrays) -> None:
     """`step_kernel` over slices of the matches in `arrays` (an `EngineState.arrays()`) on `threads`."""
+    if threads.whole(actions.shape[0], STEP_GRAIN):
+        with overflow_ok():
+            step_kernel(actions, active, params, arrays)
+        return
 
     def work(lo: int, hi: int) -> None:
         with overflow_ok():  # numpy's error state is per thread
-            step_kernel(actions[lo:hi], active[lo:hi], params, rows(arrays, lo, hi))
+            step_kernel(*sliced(lo, hi, actions, active), params, *sliced(lo, hi, arrays))
 
     threads.run(actions.shape[0], work, STEP_GRAIN)
 
@@ -124,7 +128,7 @@ class Engine:
     def _new_rows(self, per_match: tuple, lo: int, hi: int) -> None:
         """`new_matches` for matches lo..hi (one thread's slice)."""
         with overflow_ok():  # numpy's error state is per thread
-            new_match_kernel(*rows(per_match, lo, hi), rows(self.arrays, lo, hi), self.params)
+            new_match_kernel(*sliced(lo, hi, *per_match, self.arrays), self.params)
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """Apply one action per active match; see `illegal` for the matches whose action was refused."""

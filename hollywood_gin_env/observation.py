@@ -47,7 +47,7 @@ from hollywood_gin_env.state import (
     EngineState,
     named,
 )
-from hollywood_gin_env.threads import rows
+from hollywood_gin_env.threads import sliced
 
 #: Deadwood counts are divided by this (no 11-card hand has 100 deadwood).
 DEADWOOD_SCALE = 100.0
@@ -337,10 +337,13 @@ ENCODE_GRAIN = 64
 
 def encode_rows(threads, players, selected, arrays, params, out_obs, out_mask) -> None:
     """`encode_kernel` over slices of the matches on `threads` (a threads.KernelThreads): the same output."""
+    if threads.whole(players.shape[0], ENCODE_GRAIN):
+        encode_kernel(players, selected, arrays, params, out_obs, out_mask)
+        return
 
     def work(lo: int, hi: int) -> None:
-        per_match = rows((players, selected), lo, hi)
-        encode_kernel(*per_match, rows(arrays, lo, hi), params, out_obs[lo:hi], out_mask[lo:hi])
+        players_, selected_, arrays_, obs, mask = sliced(lo, hi, players, selected, arrays, out_obs, out_mask)
+        encode_kernel(players_, selected_, arrays_, params, obs, mask)
 
     threads.run(players.shape[0], work, ENCODE_GRAIN)
 

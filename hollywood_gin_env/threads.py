@@ -35,7 +35,13 @@ import numpy as np
 
 MAX_THREADS = 1024
 _THREAD_PREFIX = "hollywood-gin-kernel"
-_inside = threading.local()  # .depth > 0 while this thread runs a slice: a nested run goes inline
+
+
+class _Inside(threading.local):
+    depth = 0  # > 0 while this thread runs a slice: a run inside it goes inline
+
+
+_inside = _Inside()
 
 
 def available_cpus() -> int:
@@ -83,11 +89,13 @@ def slice_bounds(n: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def rows(value: Any, lo: int, hi: int) -> Any:
-    """The rows lo..hi of an array (a view), or of every array in a tuple (an `EngineState.arrays()`)."""
-    if isinstance(value, tuple):
-        return tuple(array[lo:hi] for array in value)
-    return value[lo:hi]
+def sliced(lo: int, hi: int, *values: Any) -> tuple:
+    """The rows lo..hi (views) of each value: an array, or a tuple of arrays (an `EngineState.arrays()`), all of
+    one length. All the rows: the values themselves, at once (a single env's step makes several kernel calls)."""
+    first = values[0]
+    if lo == 0 and hi == len(first[0] if type(first) is tuple else first):
+        return values
+    return tuple(tuple(a[lo:hi] for a in v) if type(v) is tuple else v[lo:hi] for v in values)
 
 
 class KernelThreads:
@@ -99,6 +107,11 @@ class KernelThreads:
         self._lock = threading.Lock()
         self.closed = False
 
+    def whole(self, n: int, grain: int = 1) -> bool:
+        """True when `run(n, work, grain)` would make one slice on the calling thread: callers on a hot path (a
+        single env's step) then call their kernel on the whole arrays, without a closure or slicing."""
+        return n < 2 * grain or self.num_threads == 1 or _inside.depth > 0
+
     def run(self, n: int, work: Callable[[int, int], Any], grain: int = 1) -> list[Any]:
         """[work(lo, hi) for each slice] over rows 0..n, in slice order; slices of at least `grain` rows.
 
@@ -106,10 +119,9 @@ class KernelThreads:
         raised here once every slice already running has returned, and the slices not yet started are dropped,
         so no thread still writes the caller's arrays when it sees the error.
         """
-        parts = min(self.num_threads, max(1, n // max(grain, 1)))
-        if parts <= 1 or getattr(_inside, "depth", 0):
+        if self.whole(n, grain):  # one slice: no thread, no bookkeeping
             return [work(0, n)] if n > 0 else []
-        bounds = slice_bounds(n, parts)
+        bounds = slice_bounds(n, min(self.num_threads, n // max(grain, 1)))
         executor = self._start()
         futures = [executor.submit(_in_slice, work, lo, hi) for lo, hi in bounds[1:]]
         try:
@@ -150,7 +162,7 @@ class KernelThreads:
 
 def _in_slice(work: Callable[[int, int], Any], lo: int, hi: int) -> Any:
     """work(lo, hi), marked so that a kernel it runs that asks for threads runs inline."""
-    _inside.depth = getattr(_inside, "depth", 0) + 1
+    _inside.depth += 1
     try:
         return work(lo, hi)
     finally:

@@ -30,7 +30,7 @@ from hollywood_gin_env.state import (
     S_HAND_OVER,
     named,
 )
-from hollywood_gin_env.threads import KernelThreads, rows
+from hollywood_gin_env.threads import KernelThreads, sliced
 
 #: Fewest matches a thread's slice gets: a hand's play-out costs about a millisecond.
 PLAYOUT_GRAIN = 1
@@ -74,7 +74,7 @@ def expert_playouts(
 
     def work(lo: int, hi: int) -> None:
         with overflow_ok():  # numpy's error state is per thread
-            per_match = rows((seats, over, values), lo, hi)
-            expert_playout_kernel(rows(arrays, lo, hi), params, weights, *per_match, max_steps)
+            arrays_, *per_match = sliced(lo, hi, arrays, seats, over, values)
+            expert_playout_kernel(arrays_, params, weights, *per_match, max_steps)
 
     threads.run(seats.shape[0], work, PLAYOUT_GRAIN)

@@ -27,7 +27,7 @@ from hollywood_gin_env.state import (
     S_HAND_OVER,
     named,
 )
-from hollywood_gin_env.threads import rows
+from hollywood_gin_env.threads import sliced
 from hollywood_gin_env.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
 
 #: Fewest matches a thread's slice gets: crediting costs well under a microsecond a match (more with "chance").
@@ -169,36 +169,44 @@ def random_opponent_turns(
 def credit_rows(engine, seats, active, mode, hand_episodes, rewards, ended) -> None:
     """`credit` after a step of `engine` (an engine.Engine), over its threads' slices of the matches."""
     s = engine.state
+    if engine.threads.whole(engine.num_matches, CREDIT_GRAIN):
+        credit(
+            s.last_step,
+            s.last_hand,
+            s.match,
+            s.sheet(),
+            engine.params,
+            seats,
+            active,
+            mode,
+            hand_episodes,
+            rewards,
+            ended,
+        )
+        return
     per_step = (s.last_step, s.last_hand, s.match)
 
     def work(lo: int, hi: int) -> None:
-        last_step, last_hand, match = rows(per_step, lo, hi)
-        sheet, params = rows(s.sheet(), lo, hi), engine.params
-        at = slice(lo, hi)
-        credit(
-            last_step,
-            last_hand,
-            match,
-            sheet,
-            params,
-            seats[at],
-            active[at],
-            mode,
-            hand_episodes,
-            rewards[at],
-            ended[at],
-        )
+        step, sheet, *per_match = sliced(lo, hi, per_step, s.sheet(), seats, active, rewards, ended)
+        seats_, active_, rewards_, ended_ = per_match
+        credit(*step, sheet, engine.params, seats_, active_, mode, hand_episodes, rewards_, ended_)
 
     engine.threads.run(engine.num_matches, work, CREDIT_GRAIN)
 
 
 def random_opponent_rows(engine, seats, active, ended, rewards, mode, hand_episodes, need, rng, actions) -> None:
     """`random_opponent_turns` in `engine`'s matches, over its threads' slices (each plays its matches out)."""
+    if engine.threads.whole(engine.num_matches, OPPONENT_GRAIN):
+        with overflow_ok():
+            random_opponent_turns(
+                engine.arrays, engine.params, seats, active, ended, rewards, mode, hand_episodes, need, rng, actions
+            )
+        return
 
     def work(lo: int, hi: int) -> None:
-        per_match = rows((seats, active, ended, rewards), lo, hi)
-        scratch = rows((need, rng, actions), lo, hi)
+        arrays, *per_match = sliced(lo, hi, engine.arrays, seats, active, ended, rewards)
+        scratch = sliced(lo, hi, need, rng, actions)
         with overflow_ok():  # numpy's error state is per thread
-            random_opponent_turns(rows(engine.arrays, lo, hi), engine.params, *per_match, mode, hand_episodes, *scratch)
+            random_opponent_turns(arrays, engine.params, *per_match, mode, hand_episodes, *scratch)
 
     engine.threads.run(engine.num_matches, work, OPPONENT_GRAIN)
