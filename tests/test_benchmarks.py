@@ -40,6 +40,7 @@ def test_benchmark_runs_in_smoke_mode(script):
     assert numbers and all(v >= 0 for v in numbers), figures
 
 
+@pytest.mark.slow  # two smoke runs of the training loop, 20-50 s
 def test_the_training_benchmark_reports_each_env_thread_count():
     """`--env-threads 1 2` runs the loop once per count and carries, per count, the whole loop's and the rollout's
     decisions/s and the split of the time under NAME_threads_N (smoke sizes; the figures are not asserted)."""
