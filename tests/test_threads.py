@@ -298,3 +298,30 @@ def test_set_default_threads_changes_what_none_means_until_reset():
     finally:
         threads.set_default_threads(None)
     assert threads.default_threads() == len(os.sched_getaffinity(0))
+
+
+def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch, one_row_slices):
+    """The trainer's reward credit and per-player GAE (agents/rollout.py) over slices of the matches (columns of
+    the buffers) give the same rewards, ends and advantages as one thread, for random decision chains."""
+    pytest.importorskip("torch")
+    from agents.rollout import RolloutStorage
+
+    monkeypatch.setattr("agents.rollout.ROLLOUT_GRAIN", 1)
+    steps, n = 30, 7
+    results = []
+    for k in COUNTS:
+        rng = np.random.default_rng(0)
+        storage = RolloutStorage(steps, n, 4, 107, threads=threads.pool(k))
+        storage.clear(first_step=100)
+        storage.valid[:] = rng.random((steps, n)) < 0.8
+        storage.players[:] = rng.integers(0, 2, (steps, n))
+        storage.values[:] = rng.normal(size=(steps, n))
+        storage.bootstrap[:] = rng.normal(size=(n, 2))
+        for t in range(steps):
+            decision = 100 + t - rng.integers(0, 3, (n, 2))
+            storage.credit(decision, rng.normal(size=(n, 2)), rng.random(n) < 0.1)
+        results.append((storage.rewards.copy(), storage.dones.copy(), storage.advantages(0.99, 0.95)))
+    assert np.count_nonzero(results[0][0]) > steps and results[0][1].any()  # rewards and ends were credited
+    assert max(one_row_slices) == 3
+    for other in results[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(results[0], other, strict=True))
