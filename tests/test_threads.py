@@ -325,3 +325,24 @@ def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch
     assert max(one_row_slices) == 3
     for other in results[1:]:
         assert all(np.array_equal(a, b) for a, b in zip(results[0], other, strict=True))
+
+
+def test_every_kernel_the_threads_run_releases_the_gil():
+    """Slices run at once only if their kernels drop the GIL: each kernel run on slices is compiled `nogil`."""
+    pytest.importorskip("torch")
+    import numba
+
+    from agents.rollout import credit_rows, per_player_gae
+    from hollywood_gin_env.agents.expert import expert_kernel
+    from hollywood_gin_env.agents.greedy import greedy_kernel
+    from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
+    from hollywood_gin_env.agents.playout import expert_playout_kernel
+    from hollywood_gin_env.envs._batch import credit, random_opponent_turns
+    from hollywood_gin_env.kernels import new_match_kernel, step_kernel
+    from hollywood_gin_env.observation import encode_kernel
+
+    if numba.config.DISABLE_JIT:
+        pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
+    kernels = [step_kernel, new_match_kernel, encode_kernel, credit, random_opponent_turns, greedy_kernel]
+    kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae]
+    assert [k.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []

@@ -53,7 +53,7 @@ from hollywood_gin_env.state import (
     PHASE_DISCARD,
     PHASE_LAST_DISCARD,
 )
-from hollywood_gin_env.threads import pool
+from hollywood_gin_env.threads import pool, sliced
 
 # Weights (index -> meaning); `ExpertAgent(weights=...)` overrides DEFAULT_WEIGHTS.
 W_LOOKAHEAD = 0  # weight of the expected deadwood after the next draw (1 - it: the deadwood now)
@@ -250,7 +250,9 @@ class ExpertAgent(Agent):
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         check_hand_sizes(observations)
         out = np.zeros(observations.shape[0], dtype=np.int64)
-        w = self.weights
-        work = lambda lo, hi: expert_kernel(observations[lo:hi], action_masks[lo:hi], w, out[lo:hi])  # noqa: E731
+
+        def work(lo: int, hi: int) -> None:
+            expert_kernel(*sliced(lo, hi, observations, action_masks), self.weights, out[lo:hi])
+
         self.threads.run(out.shape[0], work, EXPERT_GRAIN)
         return out

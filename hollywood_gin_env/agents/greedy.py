@@ -35,7 +35,7 @@ from hollywood_gin_env.state import (
     PHASE_DISCARD,
     PHASE_LAST_DISCARD,
 )
-from hollywood_gin_env.threads import pool
+from hollywood_gin_env.threads import pool, sliced
 
 
 @njit
@@ -105,6 +105,9 @@ class GreedyAgent(Agent):
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         check_hand_sizes(observations)
         out = np.zeros(observations.shape[0], dtype=np.int64)
-        work = lambda lo, hi: greedy_kernel(observations[lo:hi], action_masks[lo:hi], out[lo:hi])  # noqa: E731
+
+        def work(lo: int, hi: int) -> None:
+            greedy_kernel(*sliced(lo, hi, observations, action_masks, out))
+
         self.threads.run(out.shape[0], work, GREEDY_GRAIN)
         return out

@@ -81,7 +81,8 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
 
 
 @njit
-def _kernel(observations: np.ndarray, out: np.ndarray) -> None:
+def lookahead_kernel(observations: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = the lookahead inputs of observation row i (`lookahead_planes` runs it over slices of the rows)."""
     scratch = np.zeros(NUM_CARDS, dtype=np.int64)
     row = np.zeros(LOOKAHEAD_SIZE)
     for i in range(observations.shape[0]):
@@ -102,5 +103,5 @@ def lookahead_planes(observations: np.ndarray, threads: KernelThreads | None = N
         raise ValueError(f"observations must have shape (B, {OBS_SIZE}), got {observations.shape}")
     out = np.zeros((observations.shape[0], LOOKAHEAD_SIZE), dtype=np.float32)
     threads = pool() if threads is None else threads
-    threads.run(out.shape[0], lambda lo, hi: _kernel(observations[lo:hi], out[lo:hi]), PLANES_GRAIN)
+    threads.run(out.shape[0], lambda lo, hi: lookahead_kernel(observations[lo:hi], out[lo:hi]), PLANES_GRAIN)
     return out

@@ -6,7 +6,7 @@ import numpy as np
 
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.sampling import check_seed, sample_legal
-from hollywood_gin_env.threads import pool
+from hollywood_gin_env.threads import pool, sliced
 
 #: Fewest rows a thread's slice gets: sampling costs a fraction of a microsecond a row.
 RANDOM_GRAIN = 4096
@@ -27,5 +27,8 @@ class RandomAgent(Agent):
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         uniforms = self._rng.random(observations.shape[0])  # one draw a row, whatever the threads
-        work = lambda lo, hi: sample_legal(action_masks[lo:hi], uniforms[lo:hi])  # noqa: E731
+
+        def work(lo: int, hi: int) -> np.ndarray:
+            return sample_legal(*sliced(lo, hi, action_masks, uniforms))
+
         return np.concatenate(self.threads.run(observations.shape[0], work, RANDOM_GRAIN))
