@@ -202,6 +202,57 @@ def test_ctrl_c_while_slices_run_stops_the_process_without_a_hang(tmp_path, main
     assert "interrupted; threads left:" in out
 
 
+CTRL_C_QUEUED_CHILD = textwrap.dedent(
+    """
+    import threading, time
+    from hollywood_gin_env import threads
+
+    pool = threads.KernelThreads(2)  # the caller's thread and one worker
+    helper = threading.Thread(target=pool.run, args=(4, lambda lo, hi: time.sleep(2.0 if lo else 0.0)))
+    helper.start()  # another caller (an evaluation beside the trainer): its slice holds the one worker for 2 s
+    time.sleep(0.3)
+    ran = []
+
+    def work(lo, hi):
+        if lo == 0:
+            print("ready", flush=True)
+            time.sleep(60)
+        else:
+            ran.append(lo)  # queued behind the helper's slice
+
+    try:
+        pool.run(4, work)
+    except KeyboardInterrupt:
+        print("interrupted; queued slices that ran:", ran, flush=True)
+        raise
+    """
+)
+
+
+def test_ctrl_c_while_a_slice_is_queued_drops_it_and_stops_the_process(tmp_path):
+    """A slice still queued behind other work when Ctrl-C comes never runs, and the process ends once the slice
+    that was running returns (no hang)."""
+    script = tmp_path / "child.py"
+    script.write_text(CTRL_C_QUEUED_CHILD)
+    child = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.3)
+    started = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert time.monotonic() - started < 15, "the process hung after Ctrl-C"
+    assert child.returncode != 0 and "KeyboardInterrupt" in err, (out, err)
+    assert "interrupted; queued slices that ran: []" in out, out
+
+
 def _selfplay_trace(num_threads: int, steps: int = 120) -> list[tuple[np.ndarray, ...]]:
     """Observations, masks, rewards, terminations and the expert's actions of a seeded self-play run."""
     env = SelfPlayVectorEnv(MATCHES, reward="chance", num_threads=num_threads)
