@@ -44,6 +44,7 @@ from hollywood_gin_env.agents.policy import PolicyAgent
 from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.threads import set_default_threads
 
 ROWS = ("obs", "table", "masks", "actions", "logprobs", "values", "advantages")
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
@@ -73,6 +74,7 @@ class RolloutWorker:
 
     def __init__(self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int) -> None:
         torch.set_num_threads(1)  # one CPU per actor
+        set_default_threads(1)  # and one kernel thread: K actors on all the cores each would oversubscribe them
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
         stock_cards = config.model.critic_stock_cards

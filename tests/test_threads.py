@@ -70,11 +70,16 @@ def test_the_envs_the_agents_and_the_evaluator_refuse_a_bad_thread_count_by_name
 
 
 def test_the_default_thread_count_is_the_cpus_this_process_may_use():
-    """None means the affinity mask's CPUs, as os.sched_getaffinity counts them."""
+    """None means the affinity mask's CPUs, as os.sched_getaffinity counts them (unless a program set another)."""
     import os
 
-    assert threads.check_num_threads(None) == len(os.sched_getaffinity(0))
-    assert SelfPlayVectorEnv(2).threads.num_threads == len(os.sched_getaffinity(0))
+    before = threads.default_threads()  # a rollout worker built in this process sets 1
+    threads.set_default_threads(None)
+    try:
+        assert threads.check_num_threads(None) == len(os.sched_getaffinity(0))
+        assert SelfPlayVectorEnv(2).threads.num_threads == len(os.sched_getaffinity(0))
+    finally:
+        threads.set_default_threads(before)
 
 
 def test_slices_cover_every_row_once_and_differ_by_at_most_one():
@@ -339,6 +344,7 @@ def test_set_default_threads_changes_what_none_means_until_reset():
     """A program sets the process's default once (the benchmark per measured count); None restores the CPUs."""
     import os
 
+    before = threads.default_threads()
     try:
         threads.set_default_threads(3)
         assert SelfPlayVectorEnv(2).threads.num_threads == 3
@@ -346,9 +352,10 @@ def test_set_default_threads_changes_what_none_means_until_reset():
         with pytest.raises(ValueError, match="num_threads=0 is not allowed"):
             threads.set_default_threads(0)
         assert threads.default_threads() == 3  # a refused value changes nothing
-    finally:
         threads.set_default_threads(None)
-    assert threads.default_threads() == len(os.sched_getaffinity(0))
+        assert threads.default_threads() == len(os.sched_getaffinity(0))
+    finally:
+        threads.set_default_threads(before)
 
 
 def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch, one_row_slices):
