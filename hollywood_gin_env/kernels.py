@@ -72,7 +72,7 @@ from hollywood_gin_env.state import (
 )
 
 # Helpers called once a step and taking the whole state are inlined: numba then skips the per-call reference
-# counting of its 17 arrays, which would cost more than their own work. `_update_legal` is the exception: it is
+# counting of its 17 arrays, which would cost more than their own work. `update_legal` is the exception: it is
 # large, and inlined it made a step ~20% slower (measured), so it is a plain call taking the four arrays it reads.
 # Helpers called once a hand are plain calls.
 
@@ -120,7 +120,7 @@ def _can_knock_with(hand: int, card: int, params: np.ndarray) -> bool:
 
 
 @njit
-def _update_legal(i: int, match, hands, legal, discard_dw, params: np.ndarray) -> None:
+def update_legal(i: int, match, hands, legal, discard_dw, params: np.ndarray) -> None:
     """Write the legal-action mask of match i's player to act (and, to discard, each discard's deadwood)."""
     legal[i, :] = 0
     phase = match[i, M_PHASE]
@@ -318,7 +318,7 @@ def step_match(i: int, action: int, active: bool, s: EngineState, params: np.nda
         flags[i, S_ILLEGAL] = 1
         return
     _apply(i, action, s, params)
-    _update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
+    update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
 
 
 @njit
@@ -363,4 +363,4 @@ def new_match_kernel(selected, seeds, reseed, first_dealers, use_deck, arrays, p
         if not use_deck[i]:
             _shuffle(s.rng, i, s.deck)
         _deal(i, s)
-        _update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
+        update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)

@@ -26,6 +26,7 @@ from hollywood_gin_env.rules import (
     P_NUM_GAMES,
     P_UNDERCUT_BONUS,
     P_UNDERCUT_ON_TIE,
+    Rules,
     largest_param,
 )
 from hollywood_gin_env.scoring import MAX_GAMES
@@ -293,8 +294,21 @@ def _encode_sheet(i: int, p: int, s: EngineState, params: np.ndarray, out: np.nd
         won_opp += owner == 1 - p
     out[O_GAMES_WON] = won_own / GAMES_WON_SCALE
     out[O_GAMES_WON + 1] = won_opp / GAMES_WON_SCALE
+    _encode_rules(params, out, O_RULES)
+
+
+@njit_inline
+def _encode_rules(params: np.ndarray, out: np.ndarray, offset: int) -> None:
+    """The "rules" block, written at out[offset:]: each option of RULE_FEATURES / its scale."""
     for k in range(RULE_PARAMS.shape[0]):
-        out[O_RULES + k] = params[RULE_PARAMS[k]] / RULE_SCALES[k]
+        out[offset + k] = params[RULE_PARAMS[k]] / RULE_SCALES[k]
+
+
+def rules_block(rules: Rules) -> np.ndarray:
+    """The "rules" block (float32[len(RULE_FEATURES)]) every observation of a match under `rules` holds."""
+    out = np.zeros(len(RULE_FEATURES), dtype=np.float32)
+    _encode_rules(rules.to_params(), out, 0)
+    return out
 
 
 @njit_inline
@@ -401,4 +415,5 @@ __all__ = [
     "encode_match",
     "encode_one",
     "observation_high",
+    "rules_block",
 ]

@@ -18,7 +18,7 @@ import numpy as np
 from hollywood_gin_env import state as state_module
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
-from hollywood_gin_env.kernels import _update_legal  # the engine's own legal-mask writer, to compare against
+from hollywood_gin_env.kernels import update_legal  # the engine's own legal-mask writer, to compare against
 from hollywood_gin_env.melds import BIG
 from hollywood_gin_env.rules import P_DEAD_STOCK
 from hollywood_gin_env.scoring import KIND_NAMES, MAX_GAMES, series_result
@@ -265,7 +265,7 @@ def _undecided_kernel(game_winner, game_net, params, out) -> None:
 @njit
 def _legal_kernel(match, hands, legal, discard_dw, params) -> None:
     for i in range(match.shape[0]):
-        _update_legal(i, match, hands, legal, discard_dw, params)
+        update_legal(i, match, hands, legal, discard_dw, params)
 
 
 def _check_derived(state: EngineState, params: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from hollywood_gin_env.cards import CARD_VALUES, FULL_DECK_MASK, from_mask
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.melds import min_deadwood_mask
-from hollywood_gin_env.observation import OBS_BLOCKS, OBS_LAYOUT, OBS_SIZE, decode, observation_high
+from hollywood_gin_env.observation import OBS_BLOCKS, OBS_LAYOUT, OBS_SIZE, decode, observation_high, rules_block
 from hollywood_gin_env.rules import LAST_DISCARD_RULES, Rules
 from hollywood_gin_env.scoring import MAX_GAMES
 from hollywood_gin_env.state import KNOCK_BASE, M_MUST_KNOCK, M_TAKEN, M_TURNS, PHASE_NAMES
@@ -174,6 +174,17 @@ def test_layout_and_bounds_come_from_the_table():
         for game, p in snapshots(rules, seed=9, steps=150):
             obs = game.observation(p)["observation"]
             assert (obs >= 0).all() and (obs <= high).all()
+
+
+def test_rules_block_is_the_block_every_observation_holds():
+    """rules_block(rules) equals, bit for bit, the "rules" block of every observation of a match under those rules."""
+    offset, size, _ = OBS_LAYOUT["rules"]
+    blocks = [rules_block(rules) for rules in VARIANTS]
+    assert all(block.dtype == np.float32 and block.shape == (size,) for block in blocks)
+    assert len({block.tobytes() for block in blocks}) == len(VARIANTS), "the variants' blocks differ"
+    for rules, block in zip(VARIANTS, blocks, strict=True):
+        for game, p in snapshots(rules, seed=11, steps=40):
+            np.testing.assert_array_equal(game.observation(p)["observation"][offset : offset + size], block)
 
 
 def test_decode_refuses_a_wrong_shape():

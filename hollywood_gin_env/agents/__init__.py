@@ -9,13 +9,10 @@ from __future__ import annotations
 from hollywood_gin_env.agents.base import Agent, AgentProtocol, as_batch
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
+from hollywood_gin_env.agents.loading import CHECKPOINT_PREFIX, HEURISTICS, SEARCH_NAME, load_plain_agent
 from hollywood_gin_env.agents.random_agent import RandomAgent
 from hollywood_gin_env.sampling import check_seed
 from hollywood_gin_env.threads import check_num_threads
-
-HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
-CHECKPOINT_PREFIX = "checkpoint:"
-SEARCH_NAME = "search"
 
 
 def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
@@ -30,26 +27,21 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: 
             return spec
         raise ValueError(f"agent spec {spec!r} is neither a string nor an agent with act() and name")
     key = spec.strip()
-    if key.lower() in HEURISTICS:
-        agent = HEURISTICS[key.lower()](num_threads=num_threads)
-        agent.reset(seed)
-        return agent
     if key.lower() == SEARCH_NAME or key.lower().startswith(SEARCH_NAME + ":"):
         from hollywood_gin_env.agents.search import SearchAgent, parse_search_spec
 
         return SearchAgent(**parse_search_spec(key), seed=seed)
-    if key.lower().startswith(CHECKPOINT_PREFIX):
-        try:
-            from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
-        except ImportError as error:
-            raise ValueError(
-                f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
-                f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"'
-            ) from None
-        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed, num_threads=num_threads)
-    raise ValueError(
-        f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, search[:OPTIONS] or checkpoint:PATH"
-    )
+    return load_plain_agent(key, seed, num_threads)
 
 
-__all__ = ["Agent", "AgentProtocol", "ExpertAgent", "GreedyAgent", "RandomAgent", "as_batch", "load_agent"]
+__all__ = [
+    "CHECKPOINT_PREFIX",
+    "HEURISTICS",
+    "Agent",
+    "AgentProtocol",
+    "ExpertAgent",
+    "GreedyAgent",
+    "RandomAgent",
+    "as_batch",
+    "load_agent",
+]

@@ -46,10 +46,11 @@ from hollywood_gin_env.agents._features import (
 )
 from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, ExpertAgent, best_knock, discard_score, expert_row
+from hollywood_gin_env.agents.loading import load_plain_agent
 from hollywood_gin_env.agents.playout import expert_playouts
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import step_rows
-from hollywood_gin_env.kernels import _update_legal
+from hollywood_gin_env.kernels import update_legal
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.observation import (
     O_IS_DEALER,
@@ -58,8 +59,8 @@ from hollywood_gin_env.observation import (
     O_RULES,
     O_SEAT,
     OBS_SIZE,
-    RULE_INDEX,
     encode_rows,
+    rules_block,
 )
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import random_below
@@ -206,7 +207,7 @@ def determinise(m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, p
     s.game_winner[m, :] = -1
     s.game_net[m, :] = 0
     s.hand_wins[m, :] = 0
-    _update_legal(m, s.match, s.hands, s.legal, s.discard_dw, params)
+    update_legal(m, s.match, s.hands, s.legal, s.discard_dw, params)
 
 
 @njit
@@ -314,14 +315,13 @@ class SearchAgent(Agent):
             f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base},"
             f"tilt={tilt},decisions={decisions}"
         )
-        from hollywood_gin_env.agents import load_agent
-
         self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
         self.tilt, self.decisions = float(tilt), decisions
         self.rules = rules if rules is not None else Rules()
         self.params = self.rules.to_params()
-        self.policy = load_agent(policy)
-        self.base = None if base == "expert" else load_agent(base)  # expert's action is already the first candidate
+        self.policy = load_plain_agent(policy)
+        # expert's action is already the first candidate
+        self.base = None if base == "expert" else load_plain_agent(base)
         self.weights = DEFAULT_WEIGHTS.copy()
         self.name = (
             f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}"
@@ -329,7 +329,7 @@ class SearchAgent(Agent):
             + f",tilt={tilt:g}"
             + (f",decisions={decisions}" if decisions != "all" else "")
         )
-        self._rules_block = _rules_block(self.rules)
+        self._rules_block = rules_block(self.rules)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -502,11 +502,3 @@ def _candidates_kernel(observations, masks, extra, w, out, counts, ok) -> None:
     for r in range(observations.shape[0]):
         counts[r] = candidate_actions(observations[r], masks[r], extra, w, scratch, out[r])
         ok[r] = consistent(observations[r])
-
-
-def _rules_block(rules: Rules) -> np.ndarray:
-    """The rules block an observation made under `rules` holds."""
-    from hollywood_gin_env.envs import SelfPlayVectorEnv  # the encoder's own rules block, not a copy of its code
-
-    obs, _ = SelfPlayVectorEnv(1, rules).reset(seed=0)
-    return obs["observation"][0, O_RULES : O_RULES + len(RULE_INDEX)].copy()
