@@ -23,7 +23,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from hollywood_gin_env.engine import Engine, as_action, illegal_action_message
-from hollywood_gin_env.envs import _batch
+from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.spaces import observation_space, worst_reward
 from hollywood_gin_env.envs.table import deal_options
 from hollywood_gin_env.observation import encode_one
@@ -62,12 +62,12 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
 
     def __init__(self, rules: Rules | None = None, reward: str = "hand", render_mode: str | None = None) -> None:
         super().__init__()
-        check_choice("reward", reward, _batch.REWARD_MODES)
+        check_choice("reward", reward, batch.REWARD_MODES)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human' or None")
         self._engine = Engine(1, rules)
         self.rules = self._engine.rules
-        self._mode = _batch.REWARD_MODES.index(reward)
+        self._mode = batch.REWARD_MODES.index(reward)
         self.render_mode = render_mode
         self.possible_agents = ["player_0", "player_1"]
         self.observation_spaces = {a: observation_space() for a in self.possible_agents}
@@ -126,7 +126,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         self._engine.step(np.array([value], dtype=np.int64))
         self._reward[0], self._ended[0] = 0.0, False
         s = self._engine.state
-        _batch.credit(
+        batch.credit(
             s.last_step,
             s.last_hand,
             s.match,

@@ -130,7 +130,7 @@ class EngineState(NamedTuple):
         return tuple(self)
 
     def sheet(self) -> tuple[np.ndarray, ...]:
-        """The score sheet as `envs._batch.credit` reads it: (totals, entries, game_winner, game_net, hand_wins)."""
+        """The score sheet as `envs.batch.credit` reads it: (totals, entries, game_winner, game_net, hand_wins)."""
         return self.totals, self.entries, self.game_winner, self.game_net, self.hand_wins
 
     def copy_match(self, src: int, dst: EngineState, dst_index: int) -> None:

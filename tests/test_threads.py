@@ -30,8 +30,8 @@ MATCHES = 10
 GRAINS = [
     ("hollywood_gin_env.engine", "STEP_GRAIN"),
     ("hollywood_gin_env.observation", "ENCODE_GRAIN"),
-    ("hollywood_gin_env.envs._batch", "CREDIT_GRAIN"),
-    ("hollywood_gin_env.envs._batch", "OPPONENT_GRAIN"),
+    ("hollywood_gin_env.envs.batch", "CREDIT_GRAIN"),
+    ("hollywood_gin_env.envs.batch", "OPPONENT_GRAIN"),
     ("hollywood_gin_env.agents.random_agent", "RANDOM_GRAIN"),
     ("hollywood_gin_env.agents.greedy", "GREEDY_GRAIN"),
     ("hollywood_gin_env.agents.expert", "EXPERT_GRAIN"),
@@ -395,7 +395,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
     from hollywood_gin_env.agents.playout import expert_playout_kernel
-    from hollywood_gin_env.envs._batch import credit, random_opponent_turns
+    from hollywood_gin_env.envs.batch import credit, random_opponent_turns
     from hollywood_gin_env.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.observation import encode_kernel
 

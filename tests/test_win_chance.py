@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.envs import HollywoodGinEnv, SelfPlayVectorEnv
-from hollywood_gin_env.envs._batch import CHANCE_PER_REWARD
+from hollywood_gin_env.envs.batch import CHANCE_PER_REWARD
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.rules import Rules

@@ -13,7 +13,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hollywood_gin_env.engine import Engine, as_actions, as_players, illegal_action_message
-from hollywood_gin_env.envs import _batch
+from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import deal_options
 from hollywood_gin_env.handstats import ended_hands
@@ -74,13 +74,13 @@ class SelfPlayVectorEnv:
         episode: str = "match",
         num_threads: int | None = None,
     ) -> None:
-        check_choice("reward", reward, _batch.REWARD_MODES)
-        check_choice("episode", episode, _batch.EPISODE_MODES)
+        check_choice("reward", reward, batch.REWARD_MODES)
+        check_choice("episode", episode, batch.EPISODE_MODES)
         self.num_envs = n = num_envs
         self.engine = Engine(num_envs, rules, num_threads)
         self.threads = self.engine.threads
         self.rules = self.engine.rules
-        self.mode = _batch.REWARD_MODES.index(reward)
+        self.mode = batch.REWARD_MODES.index(reward)
         self.hand_episodes = episode == "hand"
         self.single_observation_space = observation_space()
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -118,7 +118,7 @@ class SelfPlayVectorEnv:
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Apply the action of the player to act in every match (see the class docstring)."""
         passed, actions = actions, as_actions(actions, self.num_envs)
-        if _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self._illegal):
+        if batch.mark_illegal(actions, self.engine.legal_mask, self._all, self._illegal):
             i = int(np.flatnonzero(self._illegal)[0])
             value = np.asarray(passed).reshape(-1)[i]
             raise ValueError(illegal_action_message(value, self.engine.legal_mask[i], f" in match {i}"))
@@ -128,7 +128,7 @@ class SelfPlayVectorEnv:
         self._r0[:] = 0.0
         self._ended[:] = False
         s = self.engine.state
-        _batch.credit_rows(self.engine, self._seat0, self._all, self.mode, self.hand_episodes, self._r0, self._ended)
+        batch.credit_rows(self.engine, self._seat0, self._all, self.mode, self.hand_episodes, self._r0, self._ended)
         rewards = np.stack([self._r0, -self._r0], axis=1).astype(np.float32)
         terminations = self._ended.copy()
         done_now = self.engine.done_now

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.envs._batch import CHANCE_PER_REWARD, POINTS_PER_REWARD
+from hollywood_gin_env.envs.batch import CHANCE_PER_REWARD, POINTS_PER_REWARD
 from hollywood_gin_env.observation import OBS_SIZE, observation_high
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import (

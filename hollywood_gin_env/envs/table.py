@@ -2,7 +2,7 @@
 
 The single env (N = 1) and the vector env share this class, so a vector env of N matches and N
 single envs seeded alike run the same code. Python does O(1) numpy calls a step; every loop over
-matches runs in a kernel (the engine's, the encoder's, or envs/_batch.py's).
+matches runs in a kernel (the engine's, the encoder's, or envs/batch.py's).
 
 Random streams: match i seeded with integer k gets the engine seed k (deals, first dealer; through
 `sampling.match_seeds`, as every front end) and an env stream derived from k (the learner's seat,
@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium.error import ResetNeeded
 
 from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_action_message
-from hollywood_gin_env.envs import _batch
+from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
@@ -53,8 +53,8 @@ class LearnerTable:
         illegal_action: str = "end",
         num_threads: int | None = None,
     ) -> None:
-        check_choice("reward", reward, _batch.REWARD_MODES)
-        check_choice("episode", episode, _batch.EPISODE_MODES)
+        check_choice("reward", reward, batch.REWARD_MODES)
+        check_choice("episode", episode, batch.EPISODE_MODES)
         check_choice("learner_seat", learner_seat, (None, 0, 1))
         check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
         self.engine = Engine(num_matches, rules, num_threads)
@@ -63,7 +63,7 @@ class LearnerTable:
         self.opponent, self._reseed_opponent = resolve_opponent(opponent, self.engine.threads.num_threads)
         self.opponent_name = opponent_name(opponent)
         self.broken: str | None = None  # why the last step or reset failed part-way (then a reset is needed)
-        self.mode = _batch.REWARD_MODES.index(reward)
+        self.mode = batch.REWARD_MODES.index(reward)
         self.hand_episodes = episode == "hand"
         self.fixed_seat = -1 if learner_seat is None else learner_seat
         self.raise_illegal = illegal_action == "raise"
@@ -108,11 +108,11 @@ class LearnerTable:
         try:
             if seeds is not None:
                 seeds = np.asarray(seeds, dtype=np.uint64)
-                self.rng[selected] = _batch.env_stream_seeds(seeds[selected])
+                self.rng[selected] = batch.env_stream_seeds(seeds[selected])
                 if self._reseed_opponent is not None:
                     self._reseed_opponent(int(seeds[np.argmax(selected)]))
             self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
-            _batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
+            batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
             self._carry[selected] = False
             self._pending[selected] = 0.0
             self._settle(selected)
@@ -131,7 +131,7 @@ class LearnerTable:
             if not over.any():
                 return
             self.engine.new_matches(selected=over)
-            _batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
+            batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
             self._pending[over] = 0.0
 
     # --- step ------------------------------------------------------------------------------------
@@ -146,22 +146,20 @@ class LearnerTable:
             raise ResetNeeded(f"the last step or reset failed part-way ({self.broken}): call reset() first")
         passed = actions if passed is None else passed
         actions = as_actions(actions, self.num_matches)
-        if self.raise_illegal and _batch.mark_illegal(actions, self.engine.legal_mask, self._all, self.illegal):
+        if self.raise_illegal and batch.mark_illegal(actions, self.engine.legal_mask, self._all, self.illegal):
             raise ValueError(self._illegal_message(passed))
         s, playing = self.engine.state, self._playing
-        _batch.begin_step(
+        batch.begin_step(
             actions, self.engine.legal_mask, self.illegal, playing, self._pending, self.rewards, self.ended
         )
         try:
             self.engine.step(actions, playing)
-            _batch.credit_rows(
-                self.engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended
-            )
+            batch.credit_rows(self.engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
             self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
             self._break("step", error)
             raise
-        _batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
+        batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
         self.new_outputs()
         self.encode(self._all)
 
@@ -178,7 +176,7 @@ class LearnerTable:
     def _play_opponent(self, active: np.ndarray, ended: np.ndarray, rewards: np.ndarray, hand_episodes: bool) -> None:
         """Step the opponent in the active matches until the learner is to act or the episode ends."""
         if self.opponent is None:  # the built-in opponent: the loop below, in one kernel call per thread
-            _batch.random_opponent_rows(
+            batch.random_opponent_rows(
                 self.engine,
                 self.seats,
                 active,
@@ -192,10 +190,10 @@ class LearnerTable:
             )
             return
         s, need = self.engine.state, self._need
-        while _batch.opponent_turns(s.match, self.seats, active, ended, need):
+        while batch.opponent_turns(s.match, self.seats, active, ended, need):
             self._external_actions(need)
             self.engine.step(self._opp_actions, need)
-            _batch.credit_rows(self.engine, self.seats, need, self.mode, hand_episodes, rewards, ended)
+            batch.credit_rows(self.engine, self.seats, need, self.mode, hand_episodes, rewards, ended)
 
     def _external_actions(self, need: np.ndarray) -> None:
         """The external opponent's actions in the matches where it is to act (checked for legality)."""
@@ -204,7 +202,7 @@ class LearnerTable:
         rows = np.flatnonzero(need)
         chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
         self._opp_actions[rows] = as_actions(chosen, rows.size, f"the actions of opponent {self.opponent_name}")
-        if _batch.mark_illegal(self._opp_actions, self.engine.legal_mask, need, self._opp_illegal):
+        if batch.mark_illegal(self._opp_actions, self.engine.legal_mask, need, self._opp_illegal):
             i = int(np.flatnonzero(self._opp_illegal)[0])
             raise ValueError(f"opponent {self.opponent_name} chose illegal action {self._opp_actions[i]} in match {i}")
 
