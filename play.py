@@ -98,7 +98,7 @@ class Table:
             for line in self.session.hint():
                 self.console.print(line)
         elif command.kind == "sheet":
-            self.console.print(sheet_text(self.game, self.names, human))
+            self.console.print(sheet_text(self.game.snapshot(), self.names, human))
         elif command.kind == "log":
             moves = move_sentences(hand_events(self.game.events), human, self.names)
             self.console.print(Text("\n").join(moves) if moves else "No moves yet this hand.")
@@ -113,14 +113,14 @@ class Table:
             while True:
                 self.news()
                 if self.game.done:
-                    self.console.print(table(self.game, self.session.human, self.names))
+                    self.console.print(table(self.game.snapshot(), self.session.human, self.names))
                     return 0
                 if self.game.current_player != self.session.human:
                     self.session.bot_move()
                     self.moved()
                     continue
                 if self.drawn_at != len(self.game.events):
-                    self.console.print(table(self.game, self.session.human, self.names))
+                    self.console.print(table(self.game.snapshot(), self.session.human, self.names))
                     self.drawn_at = len(self.game.events)
                 if not self.command(self.console.input("> ")):
                     return self.leave()
@@ -153,7 +153,7 @@ def replay(path: str, console: Console) -> int:
     view = Table(Session(Game.replay(final.events[:1]), human, "random"), console)
     actions = final.actions_played()
     for step, action in enumerate(actions):
-        console.print(table(view.game, None, view.names))
+        console.print(table(view.game.snapshot(), None, view.names))
         try:
             if console.input(f"({step + 1}/{len(actions)}) Enter: next move, q: stop > ").strip().lower() == "q":
                 return 0
@@ -161,7 +161,7 @@ def replay(path: str, console: Console) -> int:
             return 0
         view.game.step(action)
         view.news()
-    console.print(table(view.game, None, view.names))
+    console.print(table(view.game.snapshot(), None, view.names))
     return 0
 
 

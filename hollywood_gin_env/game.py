@@ -12,6 +12,7 @@ from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES, MAX_GAMES
 from hollywood_gin_env.showdown import showdown
+from hollywood_gin_env.snapshot import TableSnapshot
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
@@ -283,10 +284,32 @@ class Game:
         return game
 
     # --- display ---------------------------------------------------------------------------------
+    def snapshot(self) -> TableSnapshot:
+        """What the renderers draw of this match now, as plain values (the event log copied)."""
+        return TableSnapshot(
+            hands=(self.hand(0), self.hand(1)),
+            discard_pile=self.discard_pile,
+            stock_size=self.stock_size,
+            phase=self.phase,
+            legal_actions=self.legal_actions(),
+            current_player=self.current_player,
+            dealer=self.dealer,
+            hand_number=self.hand_number,
+            done=self.done,
+            winner=self.winner,
+            score_sheet=self.score_sheet,
+            events=list(self.events),
+        )
+
     def __str__(self) -> str:
         from hollywood_gin_env.render import render  # rich loads only when a match is shown
 
-        return render(self)
+        return render(self.snapshot())
+
+
+def snapshot_of(engine: Engine, index: int) -> TableSnapshot:
+    """What the renderers draw of match `index` of a batched engine (no event log)."""
+    return Game.view_of(engine, index).snapshot()
 
 
 def _is_int(value: Any) -> bool:

@@ -26,6 +26,7 @@ from hollywood_gin_env.engine import Engine, as_action, illegal_action_message
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.spaces import observation_space, worst_reward
 from hollywood_gin_env.envs.table import deal_options
+from hollywood_gin_env.game import snapshot_of
 from hollywood_gin_env.observation import encode_one
 from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules, check_choice
@@ -152,7 +153,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         """The match as text in "ansi" mode (both hands, the pile, the sheet); "human" prints it, returns None."""
         if self.render_mode is None:
             return None
-        text = render_match(self._engine, 0)
+        text = render_match(snapshot_of(self._engine, 0))
         if self.render_mode == "human":
             print(text)
             return None

@@ -1,10 +1,10 @@
 """The table as an RGB picture (`render_mode="rgb_array"`): both hands, the stock, the pile and the score sheet.
 
-`draw_table(game)` returns uint8[540, 960, 3] for a `Game` (or `Game.view_of(engine, i)` for a batched match):
-every card face up, as the env's "ansi" text shows them, each hand grouped into its best melds and then its
-deadwood. Suit symbols are drawn as shapes rather than font glyphs, so the picture looks the same whatever
-fonts the machine has; ranks use Pillow's bundled font. 960 x 540 is even in both directions, as video
-encoders (RecordVideo's ffmpeg, yuv420p) require.
+`draw_table(snapshot)` returns uint8[540, 960, 3] for a `TableSnapshot` (`Game.snapshot()`, or
+`snapshot_of(engine, i)` for a batched match): every card face up, as the env's "ansi" text shows them, each hand
+grouped into its best melds and then its deadwood. Suit symbols are drawn as shapes rather than font glyphs, so
+the picture looks the same whatever fonts the machine has; ranks use Pillow's bundled font. 960 x 540 is even in
+both directions, as video encoders (RecordVideo's ffmpeg, yuv420p) require.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from hollywood_gin_env.cards import RANKS, rank_of, suit_of
 from hollywood_gin_env.melds import arrange
+from hollywood_gin_env.snapshot import TableSnapshot
 
 WIDTH, HEIGHT = 960, 540
 CARD_W, CARD_H = 54, 78
@@ -111,13 +112,13 @@ def hand_layout(cards: list[int], x: int = HAND_X) -> tuple[list[tuple[int, int]
     return placed, melds, deadwood
 
 
-def _player_label(game: Any, p: int, learner_seat: int | None) -> str:
+def _player_label(game: TableSnapshot, p: int, learner_seat: int | None) -> str:
     role = " (learner)" if p == learner_seat else ""
     dealer = "  dealer" if game.dealer == p else ""
     return f"P{p}{role}{dealer}"
 
 
-def _hand_row(draw: ImageDraw.ImageDraw, game: Any, p: int, y: int, learner_seat: int | None) -> None:
+def _hand_row(draw: ImageDraw.ImageDraw, game: TableSnapshot, p: int, y: int, learner_seat: int | None) -> None:
     cards = game.hand(p)
     placed, melds, deadwood = hand_layout(cards)
     to_act = not game.done and game.current_player == p
@@ -132,7 +133,7 @@ def _hand_row(draw: ImageDraw.ImageDraw, game: Any, p: int, y: int, learner_seat
         draw.rectangle([min(xs) + 2, y + CARD_H + 4, max(xs) + CARD_W - 3, y + CARD_H + 7], fill=HIGHLIGHT)
 
 
-def _pile_row(draw: ImageDraw.ImageDraw, game: Any) -> None:
+def _pile_row(draw: ImageDraw.ImageDraw, game: TableSnapshot) -> None:
     stock = game.stock_size
     draw.text((HAND_X, PILE_Y - 26), f"stock {stock}", font=_font(18), fill=TEXT)
     if stock:
@@ -148,7 +149,7 @@ def _pile_row(draw: ImageDraw.ImageDraw, game: Any) -> None:
         draw_card(draw, card, x0 + k * PILE_STEP, PILE_Y)
 
 
-def _sheet(draw: ImageDraw.ImageDraw, game: Any, learner_seat: int | None) -> None:
+def _sheet(draw: ImageDraw.ImageDraw, game: TableSnapshot, learner_seat: int | None) -> None:
     """The right-hand panel: hand number, phase, and the Hollywood sheet (totals, hands entered, status)."""
     draw.rectangle([SHEET_X - 12, 0, WIDTH, HEIGHT], fill=FELT_DARK)
     font, small = _font(18), _font(16)
@@ -181,8 +182,8 @@ def _sheet(draw: ImageDraw.ImageDraw, game: Any, learner_seat: int | None) -> No
         draw.text((SHEET_X, y + 10), f"P{game.winner} wins the series", font=_font(20), fill=HIGHLIGHT)
 
 
-def draw_table(game: Any, learner_seat: int | None = None) -> np.ndarray:
-    """The table of a `Game` as uint8[HEIGHT, WIDTH, 3]: P0's hand above, the stock and pile, P1's hand below."""
+def draw_table(game: TableSnapshot, learner_seat: int | None = None) -> np.ndarray:
+    """A match's table as uint8[HEIGHT, WIDTH, 3]: P0's hand above, the stock and pile, P1's hand below."""
     if learner_seat not in (None, 0, 1) or isinstance(learner_seat, bool):
         raise ValueError(f"learner_seat={learner_seat!r} is not allowed: use 0, 1 or None")
     image = Image.new("RGB", (WIDTH, HEIGHT), FELT)

@@ -1,10 +1,10 @@
-"""The one text renderer of a match: `render(game, viewer=None|0|1)`, used by `str(Game)`, the envs and play.py.
+"""The one text renderer of a match: `render(snapshot, viewer=None|0|1)`, used by `str(Game)`, the envs and play.py.
 
 With a viewer it shows only what that seat may know: its own hand (grouped by its best arrangement), the
 face-up card and the pile, the stock size, the opponent's card count and the cards the opponent took from the
 pile (public), the last moves in words (the opponent's stock draws unnamed) and the score sheet. Without a
-viewer it shows everything, the stock order included, for debugging. It reads only `Game`'s public API
-(`hand`, `discard_pile`, `stock_size`, `score_sheet`, `events`, `phase`, ...), and builds `rich` text, so a
+viewer it shows everything, the stock order included, for debugging. It reads only a `TableSnapshot`
+(snapshot.py: `Game.snapshot()`, or `snapshot_of(engine, i)` for a batched match), and builds `rich` text, so a
 terminal gets suits in colour and everything else gets plain text.
 """
 
@@ -17,8 +17,6 @@ from rich.console import Console
 from rich.text import Text
 
 from hollywood_gin_env.cards import card_name, rank_of
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.game import Game
 from hollywood_gin_env.melds import arrange, min_deadwood
 from hollywood_gin_env.narrate import (
     by_rank,
@@ -30,6 +28,7 @@ from hollywood_gin_env.narrate import (
     public_took,
     verb,
 )
+from hollywood_gin_env.snapshot import TableSnapshot
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 RECENT_PILE = 6  # discards shown to a seat: enough to read the opponent, short enough for one line
@@ -58,9 +57,9 @@ def arranged_text(cards: Sequence[int]) -> Text:
     return body + Text(f"   deadwood {min_deadwood(list(cards))}", style="dim")
 
 
-def phase_words(game: Game, player: int) -> str:
+def phase_words(game: TableSnapshot, player: int) -> str:
     """What the player to act may do now, with the commands that do it."""
-    pile, legal = game.discard_pile, game.legal_actions()
+    pile, legal = game.discard_pile, game.legal_actions
     top = card_name(pile[-1]) if pile else "--"
     if game.phase.startswith("offer"):
         return f"upcard offer: take {top} (t) or pass (p)"
@@ -79,7 +78,7 @@ def phase_words(game: Game, player: int) -> str:
     return game.phase
 
 
-def turn_line(game: Game, viewer: int | None, names: tuple[str, str]) -> Text:
+def turn_line(game: TableSnapshot, viewer: int | None, names: tuple[str, str]) -> Text:
     """Whose turn it is and what they may do; the series result once the match is over."""
     if game.done:
         winner = names[game.winner]
@@ -90,7 +89,7 @@ def turn_line(game: Game, viewer: int | None, names: tuple[str, str]) -> Text:
     return Text.assemble((f"{poss(names[player])} turn: ", "bold"), phase_words(game, player))
 
 
-def sheet_text(game: Game, names: tuple[str, str], viewer: int | None = None) -> Text:
+def sheet_text(game: TableSnapshot, names: tuple[str, str], viewer: int | None = None) -> Text:
     """The Hollywood score sheet: per game both players' points and hands entered, and open or won; the viewer's
     column first, so it stays on the left whichever seat the viewer has."""
     sheet = game.score_sheet
@@ -106,7 +105,7 @@ def sheet_text(game: Game, names: tuple[str, str], viewer: int | None = None) ->
     return out
 
 
-def _pile_line(game: Game, viewer: int | None) -> Text:
+def _pile_line(game: TableSnapshot, viewer: int | None) -> Text:
     pile = game.discard_pile
     shown = pile if viewer is None else pile[-RECENT_PILE:]
     line = Text(f"Stock {game.stock_size} · Face-up ") + (card_text(pile[-1]) if pile else Text("none"))
@@ -115,7 +114,7 @@ def _pile_line(game: Game, viewer: int | None) -> Text:
     return line + (cards_text(shown) if pile else Text("empty"))
 
 
-def _hidden_hand_line(game: Game, seat: int, names: tuple[str, str]) -> Text:
+def _hidden_hand_line(game: TableSnapshot, seat: int, names: tuple[str, str]) -> Text:
     """The opponent as a viewer sees it: a card count and the cards it took from the pile and still holds."""
     line = Text(f"{names[seat]}: {len(game.hand(seat))} cards")
     known = public_took(hand_events(game.events), seat)
@@ -124,7 +123,7 @@ def _hidden_hand_line(game: Game, seat: int, names: tuple[str, str]) -> Text:
     return line
 
 
-def table(game: Game, viewer: int | None = None, names: Sequence[str] | None = None) -> Text:
+def table(game: TableSnapshot, viewer: int | None = None, names: Sequence[str] | None = None) -> Text:
     """The table as rich text, from `viewer`'s seat (0 or 1) or, with None, with every card shown."""
     if viewer not in (None, 0, 1) or isinstance(viewer, bool):
         raise ValueError(f"viewer={viewer!r} is not allowed: use 0, 1 or None (everything)")
@@ -158,12 +157,14 @@ def to_str(text: Text, color: bool = False) -> str:
     return buffer.getvalue()
 
 
-def render(game: Game, viewer: int | None = None, names: Sequence[str] | None = None, color: bool = False) -> str:
+def render(
+    game: TableSnapshot, viewer: int | None = None, names: Sequence[str] | None = None, color: bool = False
+) -> str:
     """The table as a string from `viewer`'s seat (0 or 1), or everything with viewer=None."""
     return to_str(table(game, viewer, names), color)
 
 
-def render_match(engine: Engine, index: int, learner_seat: int | None = None) -> str:
-    """Match `index` of a batched engine with every card shown (the envs' "ansi" render), the learner marked."""
+def render_match(game: TableSnapshot, learner_seat: int | None = None) -> str:
+    """A match with every card shown (the envs' "ansi" render), the learner's seat marked."""
     names = tuple(f"P{p} (learner)" if p == learner_seat else f"P{p}" for p in (0, 1))
-    return render(Game.view_of(engine, index), names=names)
+    return render(game, names=names)

@@ -79,7 +79,7 @@ def test_the_discard_prompt_names_a_card_the_player_may_discard():
     game, human = e1_game()
     game.step(ACTION_TAKE)
     legal = game.legal_actions()
-    words = phase_words(game, human)
+    words = phase_words(game.snapshot(), human)
     examples = re.findall(r"e\.g\. (\w\w)", words) + re.findall(r"knock (\w\w)\)", words)
     assert len(examples) == 2, words
     discard, knock = (parse_cards(e)[0] for e in examples)
@@ -91,7 +91,7 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
     game, _ = e1_game()
     for viewer in (0, 1):
         names = ("You", "Bot") if viewer == 0 else ("Bot", "You")
-        for text in (table(game, viewer, names), sheet_text(game, names, viewer)):
+        for text in (table(game.snapshot(), viewer, names), sheet_text(game.snapshot(), names, viewer)):
             rows = [line for line in text.plain.splitlines() if line.startswith("G1:")]
             assert len(rows) == 1 and rows[0].index("You") < rows[0].index("Bot"), rows
 

@@ -11,6 +11,7 @@ from gymnasium import spaces
 from hollywood_gin_env.engine import Engine, as_action
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import LearnerTable, deal_options
+from hollywood_gin_env.game import snapshot_of
 from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
@@ -168,15 +169,14 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self.render_mode == "ansi":
             return self.render_text()
         if self.render_mode == "rgb_array":
-            from hollywood_gin_env.game import Game
             from hollywood_gin_env.picture import draw_table  # Pillow loads only when a picture is drawn
 
-            return draw_table(Game.view_of(self._table.engine, 0), int(self._table.seats[0]))
+            return draw_table(snapshot_of(self._table.engine, 0), int(self._table.seats[0]))
         return None
 
     def render_text(self) -> str:
         """The match as text: both hands (the learner marked), the pile and the score sheet."""
-        return render_match(self._table.engine, 0, int(self._table.seats[0]))
+        return render_match(snapshot_of(self._table.engine, 0), int(self._table.seats[0]))
 
     @property
     def engine(self) -> Engine:

@@ -12,6 +12,7 @@ from gymnasium.vector.utils import batch_space
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.envs.table import LearnerTable, deal_options
+from hollywood_gin_env.game import snapshot_of
 from hollywood_gin_env.render import render_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
@@ -129,7 +130,8 @@ class HollywoodGinVectorEnv(VectorEnv):
         """One text per match in "ansi" mode (both hands, the pile, the sheet); None otherwise."""
         if self.render_mode != "ansi":
             return None
-        return [render_match(self._table.engine, i, int(self._table.seats[i])) for i in range(self.num_envs)]
+        engine, seats = self._table.engine, self._table.seats
+        return [render_match(snapshot_of(engine, i), int(seats[i])) for i in range(self.num_envs)]
 
     @property
     def engine(self) -> Engine:

@@ -179,7 +179,7 @@ def table_command(entry: Entry, kind: str) -> list[str]:
         except SessionError as error:
             raise RequestError(409, str(error)) from None
     if kind == "sheet":
-        return sheet_text(session.game, session.names, session.human).plain.splitlines()
+        return sheet_text(session.game.snapshot(), session.names, session.human).plain.splitlines()
     if kind == "log":
         moves = move_sentences(hand_events(session.game.events), session.human, session.names)
         return [m.plain for m in moves] or ["No moves yet this hand."]

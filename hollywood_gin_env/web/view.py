@@ -175,7 +175,7 @@ def match_end(session: Session) -> dict[str, Any] | None:
     return {
         "winner": who(session, game.winner),
         "games": [won.count(session.human), won.count(1 - session.human)],
-        "line": turn_line(game, session.human, session.names).plain,
+        "line": turn_line(game.snapshot(), session.human, session.names).plain,
     }
 
 
@@ -200,7 +200,7 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
         "dealer": who(session, game.dealer),
         "phase": game.phase,
         "turn": None if game.done or held else who(session, game.current_player),
-        "prompt": "The hand is over." if held else turn_line(game, human, session.names).plain,
+        "prompt": "The hand is over." if held else turn_line(game.snapshot(), human, session.names).plain,
         "hand": {**arranged(game.hand(human)), "drawn": just_drawn(events, human)},
         "bot": {"cards": len(game.hand(1 - human)), "took": names(by_rank(public_took(events, 1 - human)))},
         "pile": {
