@@ -36,6 +36,9 @@ from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_
 from hollywood_gin_env.threads import check_num_threads
 
 CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
+#: The columns of a hand row (`play_hands`): the kind (scoring.KIND_*), the winner and the knocker (1 for A, 0 for B,
+#: -1 for none: a dead hand), A's points (negative when B won them; 0 for a dead hand), the hand's turns.
+HAND_COLUMNS = ("kind", "winner", "knocker", "points", "turns")
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
@@ -147,7 +150,7 @@ def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[n
 
 
 def _hand_rows(engine: Engine, ended: np.ndarray, seat_a: np.ndarray) -> np.ndarray:
-    """One row per hand that just ended: kind, winner (1 A, 0 B, -1 dead), knocker (1 A, 0 B, -1), A's points, turns."""
+    """One row per hand that just ended (`HAND_COLUMNS`)."""
     last, a = engine.state.last_hand[ended], seat_a[ended]
     winner, knocker = last[:, R_WINNER], last[:, R_KNOCKER]
     winner_side = np.where(winner < 0, -1, (winner == a).astype(np.int64))
@@ -158,7 +161,7 @@ def _hand_rows(engine: Engine, ended: np.ndarray, seat_a: np.ndarray) -> np.ndar
 
 def _add_hands(record: PairRecord, rows: np.ndarray) -> None:
     """Add a chunk's hand rows (see `_hand_rows`) to the record's totals."""
-    kind, winner, knocker, points, turns = (rows[:, k].astype(np.int64) for k in range(5))
+    kind, winner, knocker, points, turns = (rows[:, k].astype(np.int64) for k in range(len(HAND_COLUMNS)))
     sides = (1, 0)  # A, B as the rows code them
     record.hands += len(rows)
     record.scored_hands += int((winner >= 0).sum())
@@ -213,6 +216,28 @@ class _Table:
         record.games[1] += int((game_winner == 1 - seat_a[:, None]).sum())
 
 
+def play_hands(
+    agents: tuple[AgentProtocol, AgentProtocol],
+    num_matches: int,
+    seed: int,
+    start: int,
+    stop: int,
+    rules: Rules | None = None,
+    on_step: Callable[[int], object] | None = None,
+    num_threads: int | None = None,
+) -> tuple[PairRecord, np.ndarray]:
+    """Play matches [start, stop) as `play_chunk` does: the record of their matches, games and decisions (no hand
+    totals yet), and one row per hand played (columns `HAND_COLUMNS`: A's side is 1, B's 0)."""
+    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules, num_threads)
+    record, hands = PairRecord(agents[0].name, agents[1].name), []
+    while not table.engine.done.all():
+        hands.append(table.step(agents, record))
+        if on_step is not None:
+            on_step(int(table.engine.done.sum()))
+    table.add_matches(record)
+    return record, np.concatenate(hands) if hands else np.zeros((0, len(HAND_COLUMNS)), dtype=np.int64)
+
+
 def play_chunk(
     agents: tuple[AgentProtocol, AgentProtocol],
     num_matches: int,
@@ -229,14 +254,8 @@ def play_chunk(
     runs on `num_threads` kernel threads (default: the CPUs this process may use); the results do not depend on it.
     """
     begin = time.perf_counter()
-    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules, num_threads)
-    record, hands = PairRecord(agents[0].name, agents[1].name), []
-    while not table.engine.done.all():
-        hands.append(table.step(agents, record))
-        if on_step is not None:
-            on_step(int(table.engine.done.sum()))
-    table.add_matches(record)
-    _add_hands(record, np.concatenate(hands) if hands else np.zeros((0, 5), dtype=np.int64))
+    record, hands = play_hands(agents, num_matches, seed, start, stop, rules, on_step, num_threads)
+    _add_hands(record, hands)
     record.seconds = time.perf_counter() - begin
     return record
 

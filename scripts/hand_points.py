@@ -11,17 +11,15 @@ import argparse
 import numpy as np
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.duplicate import PairRecord, _Table, duplicate_deals
+from hollywood_gin_env.duplicate import HAND_COLUMNS, play_hands
 
 
 def hand_points(matches: int, seed: int) -> np.ndarray:
     """The points of every scored hand of `matches` duplicate matches of expert against itself."""
     agents = (load_agent("expert", seed=1), load_agent("expert", seed=2))
-    table, record, rows = _Table(duplicate_deals(matches, seed, 0, matches), None), PairRecord("a", "b"), []
-    while not table.engine.done.all():
-        rows.append(table.step(agents, record))
-    hands = np.concatenate(rows)
-    return np.abs(hands[hands[:, 1] >= 0, 3])
+    _, hands = play_hands(agents, matches, seed, 0, matches)
+    winner, points = HAND_COLUMNS.index("winner"), HAND_COLUMNS.index("points")
+    return np.abs(hands[hands[:, winner] >= 0, points])
 
 
 def main() -> None:
