@@ -1,0 +1,189 @@
+"""The import graph of the package and the trainer: no module imports itself through others (no cycle), and no
+module reaches into another's private names.
+
+The graph is read from the source with `ast`, every `import` and `from ... import` counted, at module level and
+inside functions alike (a deferred import still ties the two modules together), relative imports resolved. An edge
+goes to the module a statement names (`from a.b import c` reaches `a.b.c` when that is a module, else `a.b`); the
+parent packages Python runs on the way are not edges, or every package face would close a cycle with its modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("hollywood_gin_env", "agents")  # the library and the trainer
+SCRIPTS = ("train.py", "evaluate.py", "play.py", "scripts", "benchmarks")  # programs: they import, nothing imports them
+
+
+def project_modules(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, tuple[Path, bool]]:
+    """Dotted name -> (file, is a package's __init__) of every module of the packages under root."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return modules
+
+
+def imported_names(path: Path, name: str, is_package: bool) -> list[tuple[str, str | None]]:
+    """(module, imported name or None) of every import statement of a file, relative ones resolved."""
+    package = name if is_package else name.rpartition(".")[0]
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found += [(base, alias.name) for alias in node.names]
+    return found
+
+
+def _target(module: str, name: str | None, known: dict) -> str | None:
+    """The project module an import reaches: module.name if that is one, else the longest known prefix."""
+    target = f"{module}.{name}" if name and f"{module}.{name}" in known else module
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def import_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """module -> the project modules it imports (anywhere in its file)."""
+    known = project_modules(root, packages)
+    graph = {}
+    for name, (path, is_package) in known.items():
+        targets = {_target(module, item, known) for module, item in imported_names(path, name, is_package)}
+        graph[name] = targets - {None, name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph as [a, b, ..., a], or None if it has none (depth-first, in sorted order: stable)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = 2
+        path.pop()
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return None
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_reaches(path: Path, name: str, is_package: bool, known: dict) -> list[str]:
+    """Where a file uses another module's private name: `from m import _x` of a non-module `_x`, a private module
+    imported from outside the package that holds it, or `m._x` on an imported project module."""
+    problems = []
+    aliases = {}  # local name -> project module, for attribute uses
+    for module, item in imported_names(path, name, is_package):
+        target = _target(module, item, known)
+        if target is None:
+            continue
+        full = f"{module}.{item}" if item and f"{module}.{item}" in known else module
+        parts = full.split(".")
+        private = [k for k, part in enumerate(parts) if _is_private(part)]
+        if private and not (name + ".").startswith(".".join(parts[: private[0]]) + "."):
+            problems.append(f"{name} imports the private module {full}")
+        if item and f"{module}.{item}" not in known and _is_private(item) and target != name:
+            problems.append(f"{name} imports the private name {item} of {module}")
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known and alias.asname:
+                    aliases[alias.asname] = alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _is_private(node.attr):
+            module = aliases.get(node.value.id)
+            if module is not None and module != name:
+                problems.append(f"{name} uses {module}.{node.attr}")
+    return problems
+
+
+def test_find_cycle_names_the_cycle_of_a_small_graph():
+    """The cycle finder returns a cycle's modules in order and None for a graph without one."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) is None
+    assert find_cycle({"x": {"y"}, "y": {"y"}}) == ["y", "y"]
+
+
+def test_the_graph_follows_relative_and_function_level_imports(tmp_path):
+    """A cycle closed by a relative import inside a function is found, with the modules it runs through."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("from pkg.sub.low import value\n")
+    (package / "sub" / "low.py").write_text("def value():\n    from ..top import name\n    return name\n")
+    (package / "top.py").write_text("from .sub import value\nname = 1\n")
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph == {"pkg": set(), "pkg.sub": {"pkg.sub.low"}, "pkg.sub.low": {"pkg.top"}, "pkg.top": {"pkg.sub"}}
+    assert find_cycle(graph) == ["pkg.sub", "pkg.sub.low", "pkg.top", "pkg.sub"]
+    (package / "sub" / "low.py").write_text("value = 2\n")
+    assert find_cycle(import_graph(tmp_path, ("pkg",))) is None
+
+
+@pytest.mark.parametrize("packages", [("hollywood_gin_env",), PACKAGES], ids=["library", "library_and_trainer"])
+def test_the_import_graph_has_no_cycle(packages):
+    """No project module imports itself through others: the library alone, and with the trainer on top of it."""
+    graph = import_graph(ROOT, packages)
+    assert len(graph) > 20, "the graph holds the project's modules"
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_private_reaches_are_found(tmp_path):
+    """The private-name check flags each way of reaching in, and passes a package's own private module."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_inner.py").write_text("_secret = 1\n")
+    (package / "core.py").write_text("_hidden = 2\n")
+    (package / "user.py").write_text(
+        "from pkg import _inner\nfrom pkg.core import _hidden\nfrom pkg import core as c\nx = c._hidden\n"
+    )
+    (tmp_path / "outside.py").write_text("from pkg._inner import _secret\n")
+    known = project_modules(tmp_path, ("pkg",))
+    assert private_reaches(package / "user.py", "pkg.user", False, known) == [
+        "pkg.user imports the private name _hidden of pkg.core",
+        "pkg.user uses pkg.core._hidden",
+    ]
+    assert private_reaches(tmp_path / "outside.py", "outside", False, known) == [
+        "outside imports the private module pkg._inner",
+        "outside imports the private name _secret of pkg._inner",
+    ]
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """The library, the trainer and the programs use only public names of the project's modules."""
+    known = project_modules(ROOT)
+    files = [(name, path, is_package) for name, (path, is_package) in known.items()]
+    for entry in SCRIPTS:
+        for path in [ROOT / entry] if entry.endswith(".py") else sorted((ROOT / entry).glob("*.py")):
+            files.append((path.relative_to(ROOT).with_suffix("").as_posix(), path, False))
+    problems = [p for name, path, is_package in files for p in private_reaches(path, name, is_package, known)]
+    assert problems == []
