@@ -1,7 +1,7 @@
 """Steps per second of uniformly random legal play: the VectorEnv, the single env, and OpenSpiel's gin_rummy.
 
 All three run in this process, on one core, observations and masks included, and the ratios are
-printed against OpenSpiel (the reference engine; DESIGN.md). A "step" is one `step()` call per match
+printed against OpenSpiel (the reference engine; benchmarks/README.md). A "step" is one `step()` call per match
 of our envs (the learner's action and the opponent's replies) and one decision in OpenSpiel (with
 the acting player's `observation_tensor()`). The three take turns for `--rounds` rounds and each
 keeps its best round, so a busy machine slows them alike and spoils the ratios less.

@@ -44,7 +44,7 @@ def env(rules: Rules | None = None, reward: str = "hand", render_mode: str | Non
 
 class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     """
-    Hollywood Gin for two agents, one match (a Hollywood series, shared/RULES.md) per episode.
+    Hollywood Gin for two agents, one match (a Hollywood series, docs/RULES.md) per episode.
 
     Actions `Discrete(107)` and observations as in `HollywoodGinEnv`. Rewards are zero-sum in the mode
     of `reward`: "hand" (±points/100 for each hand), "game" (±1 for each Hollywood game closed),

@@ -16,7 +16,7 @@ from hollywood_gin_env._jit import njit_inline
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.scoring import MAX_GAMES
 
-# Actions (DESIGN.md): Discrete(107).
+# Actions (docs/ENVIRONMENTS.md): Discrete(107).
 NUM_ACTIONS = 107
 ACTION_DRAW_STOCK = 0
 ACTION_TAKE = 1

@@ -21,7 +21,7 @@ from hollywood_gin_env.state import NUM_ACTIONS
 class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     """
     Hollywood Gin against a built-in or given opponent: one match (a series of three Hollywood games
-    scored at once, shared/RULES.md) per episode, or one hand per episode.
+    scored at once, docs/RULES.md) per episode, or one hand per episode.
 
     ## Description
     Two players hold ten cards each; on a turn a player draws (the stock or the face-up card) and then
