@@ -225,11 +225,12 @@ def play_hands(
     rules: Rules | None = None,
     on_step: Callable[[int], object] | None = None,
     num_threads: int | None = None,
+    names: tuple[str, str] | None = None,
 ) -> tuple[PairRecord, np.ndarray]:
     """Play matches [start, stop) as `play_chunk` does: the record of their matches, games and decisions (no hand
     totals yet), and one row per hand played (columns `HAND_COLUMNS`: A's side is 1, B's 0)."""
     table = _Table(duplicate_deals(num_matches, seed, start, stop), rules, num_threads)
-    record, hands = PairRecord(agents[0].name, agents[1].name), []
+    record, hands = PairRecord(*(names or (agents[0].name, agents[1].name))), []
     while not table.engine.done.all():
         hands.append(table.step(agents, record))
         if on_step is not None:
@@ -247,14 +248,16 @@ def play_chunk(
     rules: Rules | None = None,
     on_step: Callable[[int], object] | None = None,
     num_threads: int | None = None,
+    names: tuple[str, str] | None = None,
 ) -> PairRecord:
     """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
 
     `on_step(finished)` is called after every step with the number of this chunk's matches finished. The engine
     runs on `num_threads` kernel threads (default: the CPUs this process may use); the results do not depend on it.
+    The record names the agents `names` (the report's labels), by default the agents' own names.
     """
     begin = time.perf_counter()
-    record, hands = play_hands(agents, num_matches, seed, start, stop, rules, on_step, num_threads)
+    record, hands = play_hands(agents, num_matches, seed, start, stop, rules, on_step, num_threads, names)
     _add_hands(record, hands)
     record.seconds = time.perf_counter() - begin
     return record
@@ -350,8 +353,10 @@ def pair_jobs(
 def play_job(
     job: ChunkJob, agents: tuple[AgentProtocol, AgentProtocol], on_step: Callable[[int], object] | None = None
 ) -> PairRecord:
-    """Reseed the agents for the job's chunk (`chunk_agent_seeds`) and play it."""
+    """Reseed the agents for the job's chunk (`chunk_agent_seeds`) and play it; the record takes the job's names."""
     for agent, agent_seed in zip(agents, chunk_agent_seeds(job.seed, job.pair, job.chunk), strict=True):
         if hasattr(agent, "reset"):
             agent.reset(agent_seed)
-    return play_chunk(agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step, job.env_threads)
+    return play_chunk(
+        agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step, job.env_threads, job.names
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from hollywood_gin_env.agents import AgentProtocol, load_agent
+from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.atomic import atomic_write_text, check_write_target
 from hollywood_gin_env.duplicate import (
     CHUNK_MATCHES,
@@ -42,12 +43,17 @@ ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
 MAX_CHUNK_MATCHES = 10_000
 AgentSpec = str | AgentProtocol
+#: A name given as NAME=SPEC: two of them and " vs " fit the report's tables in 120 columns.
+MAX_NAME = 24
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 __all__ = [
     "EvaluationError",
     "PairRecord",
     "Schedule",
     "bradley_terry",
+    "agent_label",
+    "agent_labels",
     "duplicate_deals",
     "evaluate_pairs",
     "play_pair",
@@ -153,12 +159,71 @@ def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable)
         on_result(job, play_job(job, agents, on_step))
 
 
-def _agent_names(pairs: Sequence[tuple[AgentSpec, AgentSpec]]) -> list[tuple[str, str]]:
-    """The agents' names, each spec built once (which also checks every checkpoint before any chunk runs)."""
-    known: dict[object, str] = {}
+def spec_text(spec: AgentSpec) -> str:
+    """The spec as the report shows it: the string as given (trimmed), or an agent object's name."""
+    return spec.strip() if isinstance(spec, str) else load_agent(spec).name
+
+
+def agent_label(spec: AgentSpec) -> str:
+    """An agent's default label in the report: a checkpoint's file stem, the spec otherwise (an object: its name)."""
+    text = spec_text(spec)
+    if isinstance(spec, str) and text.lower().startswith(CHECKPOINT_PREFIX):
+        return os.path.splitext(os.path.basename(text[len(CHECKPOINT_PREFIX) :].rstrip("/\\")))[0] or text
+    return text
+
+
+def check_name(name: str) -> str:
+    """The name of a NAME=SPEC, or a ValueError naming it and what a name may hold."""
+    if not isinstance(name, str) or len(name) > MAX_NAME or not _NAME.fullmatch(name):
+        raise ValueError(
+            f"agent name {name!r}: use 1 to {MAX_NAME} letters, digits, '_', '.', '+' or '-', starting with a "
+            "letter or a digit"
+        )
+    return name
+
+
+def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None = None) -> list[str]:
+    """Each agent's label in the report: its name if given (`check_name`), else `agent_label`; ValueError for a
+    label that is not printable or that two agents share, naming them."""
+    names = [None] * len(specs) if names is None else list(names)
+    if len(names) != len(specs):
+        raise ValueError(f"{len(names)} names for {len(specs)} agents: give one name (or None) per agent")
+    labels, seen = [], {}
+    for spec, name in zip(specs, names, strict=True):
+        label = check_name(name) if name is not None else agent_label(spec)
+        if not label or not label.isprintable():
+            raise ValueError(f"agent {spec_text(spec)!r} has no printable label ({label!r}): name it, NAME=SPEC")
+        if label in seen:
+            raise ValueError(
+                f"agents {seen[label]!r} and {spec_text(spec)!r} are both labelled {label!r}: name them apart "
+                f"with NAME=SPEC, e.g. a={seen[label]} b={spec_text(spec)}"
+            )
+        seen[label] = spec_text(spec)
+        labels.append(label)
+    return labels
+
+
+def parse_agent_arg(text: str) -> tuple[str | None, str]:
+    """One --agents item: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A spec's own options come after
+    a colon (search:rollouts=64), so text whose first "=" follows a ":" is a plain spec."""
+    name, sep, spec = text.partition("=")
+    if not sep or ":" in name:
+        return None, text
+    return name, spec
+
+
+def _agent_names(
+    pairs: Sequence[tuple[AgentSpec, AgentSpec]], names: Sequence[tuple[str, str]] | None
+) -> list[tuple[str, str]]:
+    """The pairs' labels (given, or each agent's `agent_label`), after building every spec once, which checks every
+    checkpoint before any chunk runs."""
     for spec in {id(s): s for pair in pairs for s in pair}.values():
-        known[id(spec)] = load_agent(spec).name
-    return [(known[id(a)], known[id(b)]) for a, b in pairs]
+        load_agent(spec)
+    if names is None:
+        return [(agent_label(a), agent_label(b)) for a, b in pairs]
+    if len(names) != len(pairs):
+        raise ValueError(f"{len(names)} pairs of names for {len(pairs)} pairs of agents")
+    return [tuple(pair_names) for pair_names in names]
 
 
 def _ray_runner(schedule: Schedule) -> Callable:
@@ -183,16 +248,18 @@ def evaluate_pairs(
     schedule: Schedule | None = None,
     progress: bool = False,
     on_pair: Callable[[PairRecord], object] | None = None,
+    names: Sequence[tuple[str, str]] | None = None,
 ) -> list[PairRecord]:
     """Each pair's num_matches duplicate matches, in chunks, here or on Ray (`schedule`); the same totals either way.
 
-    Agents are specs ("expert", "checkpoint:PATH"; objects too when workers = 1). Pair k's agents are reset
+    Agents are specs ("expert", "checkpoint:PATH"; objects too when workers = 1). The records name them by
+    `names` (one pair of labels per pair), by default each agent's `agent_label`. Pair k's agents are reset
     for chunk c with `chunk_agent_seeds(seed, k, c)`. `on_pair(record)` is called as each pair completes.
     Raises EvaluationError when a chunk fails or times out on Ray, ValueError for bad arguments.
     """
     rules, schedule = rules if rules is not None else Rules(), schedule if schedule is not None else Schedule()
     duplicate_deals(num_matches, seed, 0, 2)  # checks num_matches and the seed before anything is built
-    names = _agent_names(pairs)
+    names = _agent_names(pairs, names)
     records, left = [PairRecord(a, b) for a, b in names], [num_chunks(num_matches, schedule.chunk_matches)] * len(pairs)
     merged = [0]
     with tqdm(
@@ -227,21 +294,29 @@ def round_robin(
     progress: bool = False,
     on_pair: Callable[[dict[str, Any]], object] | None = None,
     schedule: Schedule | None = None,
+    names: Sequence[str | None] | None = None,
 ) -> dict[str, Any]:
     """Every pair of agents plays num_matches duplicate matches; returns the report dict (see `--json`).
 
-    `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after a Ctrl-C).
+    `names` labels the agents in the report (None for an agent: `agent_label`, a checkpoint's file stem);
+    labels must differ. `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after
+    a Ctrl-C).
     """
     if len(specs) < 2:
         raise ValueError("a round robin needs at least two agents")
     rules, schedule = rules if rules is not None else Rules(), schedule if schedule is not None else Schedule()
-    names = [load_agent(spec).name for spec in specs]
-    if len(set(names)) != len(names):
-        raise ValueError(f"agent names must differ, got {names}")
+    names = agent_labels(specs, names)
     index = list(combinations(range(len(specs)), 2))
     report_pair = None if on_pair is None else lambda record: on_pair(summarize_pair(record))
     records = evaluate_pairs(
-        [(specs[i], specs[j]) for i, j in index], num_matches, seed, rules, schedule, progress, report_pair
+        [(specs[i], specs[j]) for i, j in index],
+        num_matches,
+        seed,
+        rules,
+        schedule,
+        progress,
+        report_pair,
+        [(names[i], names[j]) for i, j in index],
     )
     pairs, wins = [summarize_pair(r) for r in records], np.zeros((len(specs), len(specs)))
     for (i, j), summary in zip(index, pairs, strict=True):
@@ -258,6 +333,7 @@ def round_robin(
         "rules": rules.to_dict(),
         "duplicate_deals": True,
         "illegal_action_policy": ILLEGAL_POLICY,
+        "agents": [{"name": name, "spec": spec_text(spec)} for name, spec in zip(names, specs, strict=True)],
         "pairs": pairs,
         "ratings": rated,
         "rating_method": "Bradley-Terry on match wins (MM fit, 1 virtual game per pair), Elo scale, mean 0, "
@@ -265,33 +341,66 @@ def round_robin(
     }
 
 
-def format_report(report: dict[str, Any]) -> str:
-    """The readable tables of a round-robin report; the name columns widen to the longest name."""
-    labels = [f"{p['agent_a']} vs {p['agent_b']}" for p in report["pairs"]]
-    width = max([24] + [len(label) + 2 for label in labels])
-    head = (
-        f"{'A vs B':<{width}}{'match win A [95% CI]':>24}{'game win':>10}{'hand win':>10}{'pts/hand A':>14}"
-        f"{'gin A/B':>12}{'knock A/B':>12}{'undercut A/B':>14}{'dead':>6}{'turns':>6}{'illegal':>9}{'time':>7}"
-    )
-    lines = [f"{report['matches_per_pair']} matches per pair (duplicate deals), seed {report['seed']}", head]
+#: The report's two tables after the pair column: (header, width) of the results, then of how the pair played.
+RESULT_COLUMNS = (("match win A [95% CI]", 24), ("game win", 10), ("hand win", 10), ("pts/hand A", 14))
+PLAY_COLUMNS = (
+    ("gin A/B", 12),
+    ("knock A/B", 12),
+    ("undercut A/B", 14),
+    ("dead", 6),
+    ("turns", 6),
+    ("illegal", 9),
+    ("time", 7),
+)
+
+
+def _result_cells(p: dict[str, Any]) -> list[str]:
+    lo, hi = p["match_win_ci95"]
+    return [
+        f"{100 * p['match_win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]",
+        f"{100 * p['game_win_rate']:.1f}%",
+        f"{100 * p['hand_win_rate']:.1f}%",
+        f"{p['points_per_hand']:+.2f} ± {p['points_per_hand_se']:.2f}",
+    ]
+
+
+def _play_cells(p: dict[str, Any]) -> list[str]:
     pct = lambda pair: "/".join(f"{100 * x:.1f}" for x in pair)  # noqa: E731
-    for label, p in zip(labels, report["pairs"], strict=True):
-        lo, hi = p["match_win_ci95"]
-        win = f"{100 * p['match_win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
-        points = f"{p['points_per_hand']:+.2f} ± {p['points_per_hand_se']:.2f}"
-        illegal = "/".join(str(x) for x in p["illegal_actions"])
-        lines.append(
-            f"{label:<{width}}{win:>24}"
-            f"{100 * p['game_win_rate']:>9.1f}%{100 * p['hand_win_rate']:>9.1f}%{points:>14}"
-            f"{pct(p['gin_rate']):>12}{pct(p['knock_rate']):>12}{pct(p['undercut_rate']):>14}"
-            f"{100 * p['dead_hand_rate']:>5.1f}%{p['turns_per_hand']:>6.1f}{illegal:>9}{p['seconds']:>6.0f}s"
-        )
+    return [
+        pct(p["gin_rate"]),
+        pct(p["knock_rate"]),
+        pct(p["undercut_rate"]),
+        f"{100 * p['dead_hand_rate']:.1f}%",
+        f"{p['turns_per_hand']:.1f}",
+        "/".join(str(x) for x in p["illegal_actions"]),
+        f"{p['seconds']:.0f}s",
+    ]
+
+
+def _table(labels: list[str], width: int, columns: tuple, rows: list[list[str]]) -> list[str]:
+    """A header and one line per pair: the pair left-aligned in `width`, each cell right-aligned in its column."""
+    head = f"{'A vs B':<{width}}" + "".join(f"{name:>{size}}" for name, size in columns)
+    return [head] + [
+        f"{label:<{width}}" + "".join(f"{cell:>{size}}" for cell, (_, size) in zip(cells, columns, strict=True))
+        for label, cells in zip(labels, rows, strict=True)
+    ]
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The readable tables of a round-robin report: the results, then how each pair played, then the ratings; the
+    name columns widen to the longest name (two names of up to MAX_NAME characters fit 120 columns)."""
+    pairs = report["pairs"]
+    labels = [f"{p['agent_a']} vs {p['agent_b']}" for p in pairs]
+    width = max([24] + [len(label) + 2 for label in labels])
+    lines = [f"{report['matches_per_pair']} matches per pair (duplicate deals), seed {report['seed']}"]
+    lines += _table(labels, width, RESULT_COLUMNS, [_result_cells(p) for p in pairs])
+    lines += [""] + _table(labels, width, PLAY_COLUMNS, [_play_cells(p) for p in pairs])
     name_width = max([20] + [len(r["agent"]) + 2 for r in report["ratings"]])
     if report["ratings"]:  # an interrupted run reports its finished pairs only, without ratings
         lines += ["", f"{'rating (Bradley-Terry, Elo scale, mean 0)':<{name_width + 10}}   95% interval"]
     for r in sorted(report["ratings"], key=lambda r: -r["rating"]):
         lines.append(f"  {r['agent']:<{name_width}}{r['rating']:>+8.0f}   [{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]")
-    if any(sum(p["illegal_actions"]) for p in report["pairs"]):
+    if any(sum(p["illegal_actions"]) for p in pairs):
         lines.append(f"WARNING: illegal actions were {ILLEGAL_POLICY} (column 'illegal', A/B)")
     return "\n".join(lines)
 
@@ -319,9 +428,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     # fmt: off
-    add("--agents", nargs="+", default=["expert", "greedy", "random"],
-        help="agent specs: random, greedy, expert, search[:OPTIONS], checkpoint:PATH (at least two; "
-             "default: %(default)s)")
+    add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
+        help="agents: random, greedy, expert, search[:OPTIONS], checkpoint:PATH, each optionally named for the "
+             f"report (bot=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, _ . + -; default label: a "
+             "checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help="matches per pair, even: duplicate pairs (default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE",
@@ -369,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
             f"--chunk-matches={args.chunk_matches} is over the limit of {MAX_CHUNK_MATCHES:,}: a chunk's matches are "
             "played at once, in memory"
         )
-    if any(str(spec).lower().startswith("checkpoint:") for spec in args.agents):
+    names, specs = zip(*(parse_agent_arg(item) for item in args.agents), strict=True)
+    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) for spec in specs):
         try:
             import torch  # only checkpoint agents need it
         except ImportError:
@@ -391,13 +502,14 @@ def main(argv: list[str] | None = None) -> int:
             env_threads=args.env_threads,
         )
         report = round_robin(
-            args.agents,
+            list(specs),
             args.matches,
             args.seed,
             rules,
             progress=not args.no_progress,
             on_pair=finished.append,
             schedule=schedule,
+            names=list(names),
         )
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))

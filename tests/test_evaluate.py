@@ -240,18 +240,103 @@ def test_points_standard_error_from_totals_is_the_sample_formula():
     assert points_standard_error(5, 25, 1) == 0.0
 
 
-def test_the_table_stays_aligned_with_a_long_checkpoint_name():
-    long_name = "checkpoint:/home/someone/runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt"
+def test_the_tables_stay_aligned_with_a_long_agent_name():
+    """Every row of both tables ends where its header ends, whatever the names' lengths; the ratings line up."""
     agent = GreedyAgent()
-    agent.name = long_name
+    agent.name = "checkpoint:/home/someone/runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt"
     report = round_robin([agent, "random", "expert"], 4, seed=0, rules=Rules(game_target=30))
     lines = format_report(report).splitlines()
-    table, ratings = lines[1:5], [line for line in lines if line.startswith("  ")]
-    assert len({len(line) for line in table}) == 1  # the header and every row end in the same column
-    columns = [line.index("]") for line in table[1:]]  # the first "]" closes the match-win column
-    assert len(set(columns)) == 1 and columns[0] == table[0].index("CI]") + 2
+    results, play, ratings = lines[1:5], lines[6:10], [line for line in lines if line.startswith("  ")]
+    assert len({len(line) for line in results}) == 1 and len({len(line) for line in play}) == 1
+    assert results[0].startswith("A vs B") and play[0].startswith("A vs B") and "gin A/B" in play[0]
+    columns = [line.index("]") for line in results[1:]]  # the first "]" closes the match-win column
+    assert len(set(columns)) == 1 and columns[0] == results[0].index("CI]") + 2
     assert len({line.index("[") for line in ratings}) == 1 and len(ratings) == 3
-    assert lines[6].index("95% interval") == ratings[0].index("[")
+    assert lines[11].index("95% interval") == ratings[0].index("[")
+
+
+def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
+    """A checkpoint is labelled by its file's stem, any other spec by itself (trimmed), an agent object by its name."""
+    from hollywood_gin_env.evaluate import agent_label
+
+    assert agent_label("checkpoint:runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt") == "best"
+    assert agent_label("CHECKPOINT:runs/x/hollywood-ppo.pt") == "hollywood-ppo"
+    assert agent_label(" expert ") == "expert" and agent_label("search:rollouts=4") == "search:rollouts=4"
+    assert agent_label(GreedyAgent()) == GreedyAgent().name
+
+
+def test_agents_given_as_name_equals_spec_carry_the_name_into_the_tables_and_json(tmp_path, capsys):
+    """--agents g=greedy names the agent g in both tables and the ratings; the JSON holds each name with its spec."""
+    from hollywood_gin_env.evaluate import parse_agent_arg
+
+    assert parse_agent_arg("bot=checkpoint:runs/x/policy.pt") == ("bot", "checkpoint:runs/x/policy.pt")
+    assert parse_agent_arg("search:rollouts=64,z=1") == (None, "search:rollouts=64,z=1")
+    path = tmp_path / "report.json"
+    assert main(["--agents", "g=greedy", "random", "--matches", "4", "--no-progress", "--json", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert table.count("g vs random") == 2 and "  g " in table and "greedy" not in table
+    report = json.loads(path.read_text())
+    assert report["agents"] == [{"name": "g", "spec": "greedy"}, {"name": "random", "spec": "random"}]
+    assert (report["pairs"][0]["agent_a"], report["ratings"][0]["agent"]) == ("g", "g")
+
+
+@pytest.mark.parametrize(
+    "agents, named",
+    [
+        (["a=greedy", "a=random"], "'a'"),
+        (["greedy", "greedy"], "'greedy'"),
+        (["x=greedy", "x=greedy"], "'x'"),
+        (["my bot=greedy", "random"], "'my bot'"),
+        (["=greedy", "random"], "''"),
+        (["a" * 25 + "=greedy", "random"], "'" + "a" * 25 + "'"),
+        (["\x1b[2J=greedy", "random"], "'\\x1b[2J'"),
+    ],
+    ids=["same_name", "same_spec", "same_both", "space", "empty", "too_long", "escape"],
+)
+def test_repeated_or_bad_names_are_refused_by_name(agents, named, capsys):
+    """Two agents with one label, or a name that is empty, too long or not plain text, stop the run before a match."""
+    with pytest.raises(SystemExit):
+        main(["--agents", *agents, "--matches", "4", "--no-progress"])
+    error = capsys.readouterr().err
+    assert named in error and ("NAME=SPEC" in error or "letters, digits" in error), error
+    assert "Traceback" not in error
+
+
+def test_two_checkpoints_with_one_stem_are_refused_until_named(tmp_path):
+    """runs/a/policy.pt and runs/b/policy.pt would share the label "policy": refused, saying to name them."""
+    pytest.importorskip("torch")
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+
+    config = check_policy_config({"hidden_sizes": [8]})
+    specs = []
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        save_checkpoint(tmp_path / run / "policy.pt", build_policy(config), config)
+        specs.append(f"checkpoint:{tmp_path / run / 'policy.pt'}")
+    with pytest.raises(ValueError, match=r"both labelled 'policy': name them apart with NAME=SPEC"):
+        round_robin(specs, 2, seed=0)
+    report = round_robin(specs, 2, seed=0, names=["a", "b"], rules=Rules(game_target=30))
+    assert [r["agent"] for r in report["ratings"]] == ["a", "b"]
+    assert report["agents"][1] == {"name": "b", "spec": specs[1]}
+
+
+def test_the_report_fits_120_columns_with_a_checkpoint_agent(tmp_path, capsys):
+    """A checkpoint deep in a run folder is labelled by its stem, so every line of the report fits 120 columns."""
+    pytest.importorskip("torch")
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+
+    config = check_policy_config({"hidden_sizes": [8]})
+    path = tmp_path / "runs" / "2026-12-01-lr3e-4-seed0-a-long-run-name" / "checkpoints" / "hollywood-ppo.pt"
+    path.parent.mkdir(parents=True)
+    save_checkpoint(path, build_policy(config), config)
+    args = ["--agents", f"checkpoint:{path}", "expert", "greedy", "--matches", "4", "--no-progress"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "hollywood-ppo vs expert" in "\n".join(lines) and str(tmp_path) not in "\n".join(lines)
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    named = ["--agents", f"{'b' * 24}=checkpoint:{path}", f"{'e' * 24}=expert", "--matches", "2", "--no-progress"]
+    assert main(named) == 0
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 120, "two names of the longest kind"
 
 
 def test_schedule_refuses_bad_values_by_name():
