@@ -1,6 +1,6 @@
 """Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then PPO against an opponent pool.
 
-    python train.py                                    # configs/default.toml: the recipe of the shipped bot
+    python train.py                                    # the recipe of the shipped bot (configs/default.toml)
     python train.py --config configs/quick.toml        # about 2 minutes on 2 cores
     python train.py --set train.lr=1e-4 --seed 3 --run-dir runs/try
     python train.py --resume runs/try                  # continue from runs/try/last.pt
@@ -34,13 +34,13 @@ from agents.tblog import log_evaluation, log_hparams, log_scalars
 from agents.workers import WorkerError
 from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text, check_write_target
 
-DEFAULT_CONFIG = "configs/default.toml"
-
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default=None, help=f"TOML config (default: {DEFAULT_CONFIG})")
+    parser.add_argument(
+        "--config", default=None, help="TOML config (default: none, the shipped recipe: configs/default.toml's values)"
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -145,11 +145,11 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
                 " (to change a setting, start a new run)"
             )
         return Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or "."), None
-    config_path = args.config or DEFAULT_CONFIG
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
-    config = load_config(config_path, args.set + seed_override)
+    config = load_config(args.config, args.set + seed_override)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path(args.run_dir or f"runs/{Path(config_path).stem}-seed{config.train.seed}-{stamp}"), config
+    name = Path(args.config).stem if args.config else "default"
+    return Path(args.run_dir or f"runs/{name}-seed{config.train.seed}-{stamp}"), config
 
 
 def prepare_run_dir(run_dir: Path, new_run: bool, overwrite: bool) -> None:
@@ -175,10 +175,9 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
     def log(epoch: int, stats: dict[str, float]) -> None:
         for key, value in stats.items():
             writer.add_scalar(f"warmstart/{key}", value, epoch + 1)
-        gain = f", rollout gain {stats['rollout_gain']:+.3f} points" if "rollout_gain" in stats else ""
         say(
             f"warm start epoch {epoch + 1}/{epochs}: policy loss {stats['policy_loss']:.3f}, value loss "
-            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}{gain}"
+            f"{stats['value_loss']:.4f}, accuracy {stats['accuracy']:.1%}"
         )
 
     return log
@@ -256,7 +255,7 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         sps = len(batch) / (t2 - t0)
         times = {
             "rollout_s": t1 - t0,
-            "forward_s": run.arena.forward_s,
+            "forward_s": run.timings.forward_s,
             "update_s": t2 - t1,
             "wall_s": progress.wall_seconds,
         }

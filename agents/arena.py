@@ -1,5 +1,11 @@
 """The arena: N matches in a `SelfPlayVectorEnv`, the learner against the pool, collected into a `RolloutStorage`.
 
+The arena interface, shared with agents/workers.py's `RemoteArena` (the same matches on Ray actors), so that a
+`TrainingRun` only chooses which: `reset(seed)` deals fresh matches, `collect(model)` plays one rollout and returns
+the learner's rows with their GAE advantages as a `Batch` on the run's device, `snapshot(policy, update)` freezes the
+policy into the pool, `evaluate(model, jobs)` plays evaluation chunks, `timings` is the last rollout's
+`RolloutTimings`, `hand_summary()`, `state_dict()`, `load_state_dict()` and `close()`.
+
 In a "self" match the learner plays both seats and both seats' decisions are stored; against a frozen opponent
 (a snapshot or a heuristic) only the learner's seat is. The same loop collects a teacher's decisions for the warm
 start (`actor=`: the teacher plays every seat of every match). The engine runs on the CPU; the learner's and the
@@ -10,44 +16,66 @@ statistics come from the env's step infos (hollywood_gin_env.handstats), never f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
+from agents.config import Config
 from agents.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
-from agents.ppo import ActorCritic
+from agents.ppo import ActorCritic, Batch
 from agents.rollout import RolloutStorage
-from agents.tableview import deal_playout, table_view
+from agents.tableview import table_view
 from hollywood_gin_env.agents import AgentProtocol, load_agent
 from hollywood_gin_env.agents.masked import sample_masked
+from hollywood_gin_env.agents.policy import PolicyAgent
+from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.state import NUM_ACTIONS
 
 MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 
 
+@dataclass
+class RolloutTimings:
+    """Where the last rollout's time went (train.py logs it under time/, benchmarks/train.py reports it)."""
+
+    forward_s: float = 0.0
+    """seconds in the learner's forward passes (with Ray workers: the slowest worker's)"""
+    worker_seconds: list[float] = field(default_factory=list)
+    """each Ray worker's own seconds for its share of the rollout (empty in process)"""
+    worker_rows: list[int] = field(default_factory=list)
+    """the learner's decisions each Ray worker returned (empty in process)"""
+
+
 class Arena:
-    """The training matches and who sits where; `collect` fills a rollout."""
+    """The training matches and who sits where, in this process (module docstring: the arena interface)."""
 
     def __init__(
         self,
         num_envs: int,
         rules: Rules,
         reward: str,
-        match_bonus: float,
         pool: OpponentPool | None,
         episode: str = "match",
         device: torch.device | str = "cpu",
         stock_cards: int = 1,
         playout: bool = False,
+        rng: np.random.Generator | None = None,
+        generator: torch.Generator | None = None,
+        steps: int = 1,
+        gae: tuple[float, float] = (1.0, 1.0),
     ) -> None:
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
         self.device = torch.device(device)
         self.num_envs = num_envs
-        self.match_bonus = match_bonus
+        self.rng, self.generator = rng, generator  # seats and new opponents; action samples (the run's streams)
+        self.steps, self.gae = steps, gae  # a PPO rollout's steps per match; (gamma, lambda) of its advantages
+        self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
+        self.timings = RolloutTimings()
         self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
         self.playout = load_agent("expert") if playout else None  # plays each deal out for the table view
         self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
@@ -58,14 +86,40 @@ class Arena:
         self.players = np.zeros(num_envs, dtype=np.int64)
         self.stats = HandCounts()
         self.matches = 0  # matches finished since the last `clear_stats`
-        self.forward_s = 0.0
 
-    def reset(self, seed: int, rng: np.random.Generator) -> None:
+    @classmethod
+    def for_config(
+        cls,
+        config: Config,
+        pool: OpponentPool,
+        rng: np.random.Generator,
+        generator: torch.Generator,
+        device: torch.device | str = "cpu",
+        num_envs: int | None = None,
+    ) -> Arena:
+        """The arena of a run of this config (or of `num_envs` of its matches: a rollout worker's share)."""
+        env, model, ppo = config.env, config.model, config.ppo
+        return cls(
+            env.num_envs if num_envs is None else num_envs,
+            config.make_rules(),
+            env.reward,
+            pool,
+            env.episode,
+            device,
+            model.critic_stock_cards,
+            model.critic_playout,
+            rng,
+            generator,
+            ppo.rollout_steps,
+            (ppo.gamma, ppo.gae_lambda),
+        )
+
+    def reset(self, seed: int) -> None:
         """Fresh matches (match i seeded with seed + i) and a fresh draw of opponents and seats."""
         self.obs, infos = self.env.reset(seed=seed)
         self.players = infos["current_player"]
         self._play_deals_out(np.ones(self.num_envs, dtype=np.bool_))
-        self._assign(np.ones(self.num_envs, dtype=np.bool_), rng)
+        self._assign(np.ones(self.num_envs, dtype=np.bool_))
 
     def clear_stats(self) -> None:
         """Start counting hands and matches afresh."""
@@ -75,26 +129,30 @@ class Arena:
         """The rates of the hands ended since `clear_stats` (handstats' definitions), their number and matches."""
         return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
 
-    def _assign(self, rows: np.ndarray, rng: np.random.Generator) -> None:
+    def _assign(self, rows: np.ndarray) -> None:
         count = int(rows.sum())
         if count:
-            self.opponent[rows] = self.pool.draw(count, rng) if self.pool is not None else SELF
-            self.learner_seat[rows] = rng.integers(0, 2, size=count)
+            self.opponent[rows] = self.pool.draw(count, self.rng) if self.pool is not None else SELF
+            self.learner_seat[rows] = self.rng.integers(0, 2, size=count)
 
-    def collect(
-        self,
-        storage: RolloutStorage,
-        model: ActorCritic | None,
-        generator: torch.Generator | None,
-        rng: np.random.Generator,
-        actor: AgentProtocol | None = None,
-        before_step: Callable[[int, np.ndarray], None] | None = None,
-    ) -> None:
-        """Play storage.steps steps in every match; the learner's rows (or the actor's) go to storage.
-        before_step(t, actions), if given, sees each step's actions while the engine still holds the state they act
-        on."""
+    def collect(self, model: ActorCritic) -> Batch:
+        """One rollout of `steps` steps in every match against the pool: the learner's rows and their advantages
+        (GAE per player), on the device."""
+        if self.storage is None:
+            self.storage = RolloutStorage(
+                self.steps, self.num_envs, model.policy.input_size, NUM_ACTIONS, self.stock_cards
+            )
+        self.clear_stats()
+        self.play(self.storage, model)
+        advantages = self.storage.advantages(*self.gae)
+        return Batch.from_rollout(self.storage, advantages, self.device)
+
+    def play(self, storage: RolloutStorage, model: ActorCritic | None, actor: AgentProtocol | None = None) -> None:
+        """Play storage.steps steps in every match; the learner's rows (or, given an `actor` playing every seat, the
+        actor's) go to storage."""
+        generator = self.generator
         storage.clear(self.env.next_step)
-        self.forward_s = 0.0  # time in the learner's forward passes (the rest: env, opponents, bookkeeping)
+        forward_s = 0.0  # time in the learner's forward passes (the rest: env, opponents, bookkeeping)
         for t in range(storage.steps):
             learner = (self.opponent == SELF) | (self.players == self.learner_seat)
             actions = np.zeros(self.num_envs, dtype=np.int64)
@@ -112,36 +170,31 @@ class Arena:
                 actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = self._sample(
                     model, inputs, table[rows], masks[rows], generator
                 )
-                self.forward_s += time.perf_counter() - started
+                forward_s += time.perf_counter() - started
                 storage.obs[t, rows] = inputs  # only the learner's rows are ever read back
             self._opponents_act(~learner, obs, masks, actions, generator)
             storage.table[t], storage.masks[t], storage.actions[t] = table, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
-            if before_step is not None:
-                before_step(t, actions)
-            self._step(storage, actions, rng)
+            self._step(storage, actions)
         storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
+        self.timings = RolloutTimings(forward_s)
 
     def _opponents_act(self, rows_mask, obs, masks, actions, generator) -> None:
         for opponent in np.unique(self.opponent[rows_mask]):
             rows = np.flatnonzero(rows_mask & (self.opponent == opponent))
             actions[rows] = self.pool.act(int(opponent), obs[rows], masks[rows], generator)
 
-    def _step(self, storage: RolloutStorage, actions: np.ndarray, rng: np.random.Generator) -> None:
+    def _step(self, storage: RolloutStorage, actions: np.ndarray) -> None:
         self.obs, rewards, terminations, _, infos = self.env.step(actions)
         self.stats.add_infos(infos)
         winner = infos["match_winner"]
         ended = winner >= 0
-        if self.match_bonus and ended.any():
-            sign = np.where(winner == 0, 1.0, -1.0)[ended]
-            rewards[ended, 0] += sign * self.match_bonus
-            rewards[ended, 1] -= sign * self.match_bonus
         storage.credit(infos["decision_step"], rewards, terminations)
         if ended.any():
             self.matches += int(ended.sum())
             if self.pool is not None:
                 self.pool.record(self.opponent[ended], winner[ended] == self.learner_seat[ended])
-            self._assign(ended, rng)
+            self._assign(ended)
         self.players = infos["current_player"]
         self._play_deals_out(infos["hand_over"])  # every ended hand's match holds a new deal now
 
@@ -149,7 +202,7 @@ class Arena:
         """Refresh `deal` where a hand was just dealt (only with `playout`)."""
         if self.playout is not None and rows_mask.any():
             rows = np.flatnonzero(rows_mask)
-            self.deal[rows] = deal_playout(self.env.engine.state, rows, self.playout, self.env.engine.params)
+            self.deal[rows] = self.env.play_out(rows, self.playout)
 
     def _bootstrap(self, model: ActorCritic) -> np.ndarray:
         """V of each seat's view at the rollout's end (for chains cut by it)."""
@@ -164,7 +217,8 @@ class Arena:
 
     def _table(self, seats: np.ndarray) -> np.ndarray:
         """The table view (agents/tableview.py) of seats[i] in each match."""
-        return table_view(self.env.engine.state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards)
+        state = self.env.true_state()
+        return table_view(state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards)
 
     def _sample(
         self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray, generator: torch.Generator
@@ -174,6 +228,20 @@ class Arena:
             logits, values = model(torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device))
             actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
         return actions.cpu().numpy(), chosen.cpu().numpy(), values.cpu().numpy()
+
+    def snapshot(self, policy: torch.nn.Module, update: int) -> None:
+        """Freeze the policy into the pool as update `update`'s snapshot."""
+        self.pool.add(policy, update)
+
+    def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
+        """Evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py plays them) with the model's greedy
+        policy in seat A, played here; the records in the jobs' order."""
+        learner = PolicyAgent(model.policy, deterministic=True, name="learner")
+        opponents = {name: load_agent(name) for name in dict.fromkeys(job.specs[1] for job in jobs)}
+        return [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
+
+    def close(self) -> None:
+        """Nothing to stop: the matches live in this process."""
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue these matches exactly (the env's state, the seats), as tensors."""

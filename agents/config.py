@@ -41,6 +41,9 @@ MAX_WARMSTART_DECISIONS = 2_000_000
 #: A config file's size and nesting (the shipped configs: under 4 KB, 2 deep), checked before it is parsed.
 MAX_CONFIG_BYTES = 1 << 20
 MAX_CONFIG_DEPTH = 32
+#: The recipe's teacher: expert with a larger knock-chance credit, less discard caution and more lookahead; 53% of
+#: matches against expert (1000 matches), so cloning it starts the learner above expert instead of level with it.
+RECIPE_TEACHER_WEIGHTS = (1.5, 60.0, 1.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0)
 
 
 @dataclass
@@ -50,7 +53,7 @@ class TrainConfig:
     seed: int = field(default=0, metadata=_allowed(0, MAX_TRAIN_SEED))
     """seed of everything: the deals, the opponents drawn, the network's initial weights, the action samples
     (0..2**32-1)"""
-    updates: int = field(default=200, metadata=_allowed(1, 1_000_000))
+    updates: int = field(default=2000, metadata=_allowed(1, 1_000_000))
     """PPO updates after the warm start (one update = one rollout, then its epochs)"""
     lr: float = field(default=3e-4, metadata=_allowed(0.0, 1.0))
     """Adam learning rate of the PPO phase"""
@@ -58,7 +61,7 @@ class TrainConfig:
     """decay the learning rate linearly to 0 over the updates"""
     torch_threads: int = field(default=2, metadata=_allowed(1, 256))
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
-    max_minutes: float = field(default=0.0, metadata=_allowed(0.0))
+    max_minutes: float = field(default=115.0, metadata=_allowed(0.0))
     """wall-time cap of the whole run, warm start included (0: none): the first update past it is the last one,
     evaluated and saved as if `updates` had been reached (a safety net; size `updates` to finish before it)"""
     workers: int = field(default=1, metadata=_allowed(1, 256))
@@ -70,58 +73,43 @@ class TrainConfig:
 class EnvConfig:
     """[env]: the matches played at once and what they pay."""
 
-    num_envs: int = field(default=512, metadata=_allowed(2, 8192))
+    num_envs: int = field(default=256, metadata=_allowed(2, 8192))
     """matches played at once (one batched engine; at most 8192, and num_envs * ppo.rollout_steps <= 2**20)"""
     reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match", "chance")))
     """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end;
     "chance": 2 × the hand's change in the chance to win the match (hollywood_gin_env/win_chance.py)"""
-    match_bonus: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
-    """extra ± reward to the match winner and loser, on top of `reward` (shapes towards what evaluation counts)"""
-    episode: str = field(default="match", metadata=_allowed(choices=("match", "hand")))
+    episode: str = field(default="hand", metadata=_allowed(choices=("match", "hand")))
     """where returns stop: "match" (a decision's return runs on through later hands) or "hand" (only the points of
     the hand it was made in; the value head then predicts the rest of the hand, a much less noisy target)"""
 
 
 @dataclass
 class ModelConfig:
-    """[model]: the policy network (hollywood_gin_env.agents.policy) and its value head."""
+    """[model]: the policy network (hollywood_gin_env.agents.policy's "cards" network, ReLU) and its value head."""
 
-    arch: str = field(default="cards", metadata=_allowed(choices=("mlp", "cards")))
-    """"mlp": fully connected; "cards": the same torso plus per-card discard/knock/take logits (weights shared by
-    suits and ranks)"""
     hidden_sizes: list[int] = field(
         default_factory=lambda: [256, 256], metadata=_allowed(1, 8192, nonempty=True, max_len=8)
     )
     """widths of the torso's hidden layers (at most 8 layers, and at most 50M parameters in all: what a checkpoint
     may declare, hollywood_gin_env/agents/policy.py)"""
-    activation: str = field(default="relu", metadata=_allowed(choices=("relu", "tanh")))
-    """activation of the hidden layers"""
-    card_channels: int = field(default=64, metadata=_allowed(1, 8192))
-    """width of each card's hidden vector in the "cards" head"""
-    take_features: bool = False
-    """"cards" only: give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
-    lookahead_features: bool = False
-    """"cards" only: the network also reads what `expert` computes before it acts, for each card (expected deadwood,
+    card_channels: int = field(default=32, metadata=_allowed(1, 8192))
+    """width of each card's hidden vector in the card head"""
+    take_features: bool = True
+    """give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
+    lookahead_features: bool = True
+    """the network also reads what `expert` computes before it acts, for each card (expected deadwood,
     knock and gin chances after the next draw, danger) and for a stock draw (hollywood_gin_env/agents/
     lookahead_planes.py; about 60 us of numba a decision)"""
-    critic: str = field(default="player", metadata=_allowed(choices=("player", "table")))
+    critic: str = field(default="table", metadata=_allowed(choices=("player", "table")))
     """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
     player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
     agents/tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
-    critic_stock_cards: int = field(default=1, metadata=_allowed(1, 16))
+    critic_stock_cards: int = field(default=12, metadata=_allowed(1, 16))
     """"table" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
     bytes more for every decision the warm start and a rollout hold)"""
-    critic_playout: bool = False
+    critic_playout: bool = True
     """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
     itself on the same stock (one play-out a hand, agents/tableview.py)"""
-    oracle_updates: int = field(default=0, metadata=_allowed(0, 1_000_000))
-    """oracle guiding ("cards" policy, "table" critic): for this many PPO updates the acting policy also reads the
-    opponent's hand, card by card, through per-card layers (zero at the start) in its card head; the saved policy,
-    the snapshots and all evaluations read the observation alone (agents/ppo.py CardOracle; TRAINING.md, What was tried,
-    rounds seventeen and eighteen)"""
-    oracle_fade: int = field(default=0, metadata=_allowed(0, 1_000_000))
-    """oracle guiding: after `oracle_updates`, the oracle's weight falls in a straight line to 0 over this many
-    updates, and stays 0"""
 
 
 @dataclass
@@ -130,9 +118,9 @@ class PPOConfig:
 
     rollout_steps: int = field(default=64, metadata=_allowed(1, 4096))
     """decisions collected per match per update (both seats' decisions in a self-play match)"""
-    epochs: int = field(default=3, metadata=_allowed(1, 100))
+    epochs: int = field(default=2, metadata=_allowed(1, 100))
     """passes over each rollout"""
-    minibatch_size: int = field(default=4096, metadata=_allowed(1, MAX_ROLLOUT_DECISIONS))
+    minibatch_size: int = field(default=2048, metadata=_allowed(1, MAX_ROLLOUT_DECISIONS))
     """learner decisions per gradient step"""
     gamma: float = field(default=0.995, metadata=_allowed(0.0, 1.0))
     """discount per own decision"""
@@ -146,17 +134,14 @@ class PPOConfig:
     """normalise advantages per minibatch"""
     vf_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
     """weight of the value loss"""
-    ent_coef: float = field(default=0.01, metadata=_allowed(0.0, 10.0))
+    ent_coef: float = field(default=0.003, metadata=_allowed(0.0, 10.0))
     """entropy bonus at the start of the PPO phase"""
-    ent_coef_final: float = field(default=0.001, metadata=_allowed(0.0, 10.0))
+    ent_coef_final: float = field(default=0.0005, metadata=_allowed(0.0, 10.0))
     """entropy bonus at the end (annealed linearly)"""
     max_grad_norm: float = field(default=0.5, metadata=_allowed(0.0, 1e6))
     """gradient-norm clipping"""
-    target_kl: float = field(default=0.03, metadata=_allowed(0.0, 10.0))
+    target_kl: float = field(default=0.02, metadata=_allowed(0.0, 10.0))
     """stop an update's epochs once the approximate KL passes this (0 = never)"""
-    belief_coef: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
-    """weight of an auxiliary loss (also in the warm start): a head on the torso predicts the opponent's hand, so
-    the torso learns features of what the opponent holds; 0 = no such head (it is never part of the policy)"""
 
 
 @dataclass
@@ -165,13 +150,13 @@ class WarmStartConfig:
 
     teacher: str = field(default="expert", metadata=_allowed(choices=("expert", "greedy", "none")))
     """the heuristic that plays both seats and whose decisions are cloned ("none" skips the warm start)"""
-    teacher_weights: list[float] = field(default_factory=list)
+    teacher_weights: list[float] = field(default_factory=lambda: list(RECIPE_TEACHER_WEIGHTS))
     """"expert" only: its 9 weights in hollywood_gin_env/agents/expert.py's order (lookahead, knock_chance, danger,
     danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
-    decisions: int = field(default=1_000_000, metadata=_allowed(0, MAX_WARMSTART_DECISIONS))
-    """teacher decisions to collect (at most 2,000,000: they are held in memory, about 2.4 KB each, 2.9 KB with
-    improve_weight > 0, and 208 bytes more per stock card a "table" critic sees)"""
-    epochs: int = field(default=3, metadata=_allowed(1, 100))
+    decisions: int = field(default=1_200_000, metadata=_allowed(0, MAX_WARMSTART_DECISIONS))
+    """teacher decisions to collect (at most 2,000,000: they are held in memory, about 2.4 KB each, and 208 bytes
+    more per stock card a "table" critic sees)"""
+    epochs: int = field(default=4, metadata=_allowed(1, 100))
     """passes over the collected decisions"""
     lr: float = field(default=1e-3, metadata=_allowed(0.0, 1.0))
     """Adam learning rate of the cloning (decays linearly to 0)"""
@@ -179,29 +164,21 @@ class WarmStartConfig:
     """decisions per gradient step"""
     value_coef: float = field(default=0.5, metadata=_allowed(0.0, 100.0))
     """weight of the value head's regression on the teacher's discounted returns"""
-    improve_weight: float = field(default=0.0, metadata=_allowed(0.0, 100.0))
-    """weight, per point of hand score, of the rollout advantages of the teacher's alternatives (agents/warmstart.py:
-    each labelled decision's candidates are played from the true state and the hand rolled out by the teacher in both
-    seats); against a weight of 1 for cloning the teacher's action. 0: plain cloning, no rollouts"""
-    improve_fraction: float = field(default=0.25, metadata=_allowed(0.0, 1.0))
-    """the share of the teacher's decisions labelled by rollouts (each costs a hand's rollout per candidate)"""
-    improve_candidates: int = field(default=3, metadata=_allowed(1, 11))
-    """discards compared in a labelled discard decision, besides the teacher's action and the best knock"""
 
 
 @dataclass
 class SelfPlayConfig:
     """[selfplay]: who the learner plays. Each new match draws its opponent from this mix."""
 
-    self_weight: float = field(default=0.4, metadata=_allowed(0.0))
+    self_weight: float = field(default=0.1, metadata=_allowed(0.0))
     """share of matches against the current policy itself (both seats train)"""
-    snapshot_weight: float = field(default=0.3, metadata=_allowed(0.0))
+    snapshot_weight: float = field(default=0.1, metadata=_allowed(0.0))
     """share against a frozen past snapshot from the pool (falls back to self while the pool is empty)"""
-    expert_weight: float = field(default=0.2, metadata=_allowed(0.0))
+    expert_weight: float = field(default=0.5, metadata=_allowed(0.0))
     """share against the `expert` heuristic (a fixed anchor against forgetting)"""
-    greedy_weight: float = field(default=0.1, metadata=_allowed(0.0))
+    greedy_weight: float = field(default=0.3, metadata=_allowed(0.0))
     """share against the `greedy` heuristic"""
-    snapshot_every: int = field(default=10, metadata=_allowed(1))
+    snapshot_every: int = field(default=25, metadata=_allowed(1))
     """updates between snapshots added to the pool"""
     pool_size: int = field(default=8, metadata=_allowed(1, 64))
     """most snapshots kept; the oldest is dropped first"""
@@ -213,7 +190,7 @@ class SelfPlayConfig:
 class EvalConfig:
     """[eval]: duplicate-deal matches through hollywood_gin_env.evaluate during training."""
 
-    every: int = field(default=20, metadata=_allowed(0))
+    every: int = field(default=100, metadata=_allowed(0))
     """updates between evaluations (0 = only at the end); last.pt is written at each"""
     matches: int = field(default=400, metadata=_allowed(2, 100_000))
     """matches per opponent (even: duplicate pairs; at most 100,000)"""
@@ -226,14 +203,6 @@ class EvalConfig:
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
 
 
-@dataclass
-class CheckpointConfig:
-    """[checkpoint]: what the run directory keeps."""
-
-    snapshot_files: bool = False
-    """also write each pool snapshot as a policy checkpoint (pool/update_N.pt)"""
-
-
 SECTIONS: dict[str, type] = {
     "train": TrainConfig,
     "env": EnvConfig,
@@ -242,7 +211,20 @@ SECTIONS: dict[str, type] = {
     "warmstart": WarmStartConfig,
     "selfplay": SelfPlayConfig,
     "eval": EvalConfig,
-    "checkpoint": CheckpointConfig,
+}
+#: Options of earlier versions, retired with the experiments they served, and the value that meant "off" (None: no
+#: value did anything). A config or a last.pt naming one at that value still loads; any other value is refused.
+RETIRED: dict[str, Any] = {
+    "env.match_bonus": 0.0,
+    "model.arch": "cards",
+    "model.activation": "relu",
+    "model.oracle_updates": 0,
+    "model.oracle_fade": 0,
+    "ppo.belief_coef": 0.0,
+    "warmstart.improve_weight": 0.0,
+    "warmstart.improve_fraction": None,
+    "warmstart.improve_candidates": None,
+    "checkpoint.snapshot_files": None,
 }
 #: "section.key" -> the largest value allowed, of every integer field with an upper bound.
 LIMITS: dict[str, int] = {
@@ -264,7 +246,6 @@ class Config:
     warmstart: WarmStartConfig = field(default_factory=WarmStartConfig)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
-    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     rules: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -279,9 +260,9 @@ class Config:
         """The checkpoint config of the policy network this run trains."""
         m = self.model
         return {
-            "arch": m.arch,
+            "arch": "cards",
             "hidden_sizes": list(m.hidden_sizes),
-            "activation": m.activation,
+            "activation": "relu",
             "card_channels": m.card_channels,
             "take_features": m.take_features,
             "lookahead_features": m.lookahead_features,
@@ -335,8 +316,31 @@ def _section(name: str, cls: type, data: Any) -> Any:
     return cls(**values)
 
 
+def _drop_retired(data: dict[str, Any]) -> dict[str, Any]:
+    """The data without the retired options left at the value that meant "off" (RETIRED); ValueError in one line
+    naming a retired option set to anything else."""
+    data = dict(data)
+    for key, neutral in RETIRED.items():
+        section, name = key.split(".")
+        table = data.get(section)
+        if not isinstance(table, dict) or name not in table:
+            continue
+        value = table[name]
+        if neutral is not None and (type(value) is bool or value != neutral):
+            raise ValueError(
+                f"{key}={value!r}: this option was removed (a retired experiment, docs/TRAINING.md); "
+                f"only {neutral!r} is still accepted, so a config or run that uses it cannot run with this version"
+            )
+        data[section] = {k: v for k, v in table.items() if k != name}
+    if data.get("checkpoint") == {}:
+        del data["checkpoint"]
+    return data
+
+
 def config_from_dict(data: dict[str, Any]) -> Config:
-    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
+    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`); a retired option is
+    dropped at the value that meant "off", refused at any other (RETIRED)."""
+    data = _drop_retired(data)
     unknown = sorted(set(data) - set(SECTIONS) - {"rules"})
     if unknown:
         raise ValueError(f"unknown config section [{unknown[0]}]; allowed: {', '.join([*SECTIONS, 'rules'])}")
@@ -374,15 +378,8 @@ def _check_across(config: Config) -> None:
     if model.critic != "table" and (model.critic_stock_cards != 1 or model.critic_playout):
         raise ValueError(
             f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
-            f'{str(model.critic_playout).lower()} shape a "table" critic: set model.critic="table" '
-            f"(model.critic={model.critic!r})"
-        )
-    if (model.critic != "table" or model.arch != "cards") and model.oracle_updates + model.oracle_fade > 0:
-        raise ValueError(
-            f"model.oracle_updates={model.oracle_updates} and model.oracle_fade={model.oracle_fade}: "
-            f'the oracle reads the table view into the card head; set model.critic="table" and '
-            f'model.arch="cards" (model.critic={model.critic!r}, '
-            f"model.arch={model.arch!r})"
+            f'{str(model.critic_playout).lower()} shape a "table" critic: set model.critic="table", or with '
+            f"model.critic={model.critic!r} set model.critic_stock_cards=1 and model.critic_playout=false"
         )
     if config.eval.matches % 2:
         raise ValueError(f"eval.matches={config.eval.matches} must be even (duplicate pairs)")

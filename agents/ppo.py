@@ -12,59 +12,23 @@ import torch
 from torch import nn
 
 from agents.config import Config, PPOConfig
-from agents.tableview import OPPONENT_HAND, table_view_size
+from agents.tableview import table_view_size
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
-from hollywood_gin_env.agents.policy import SUIT_KERNEL, build_policy, card_neighbourhood, check_policy_config
-from hollywood_gin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
 CRITICS = ("player", "table")
 TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layers: it has to combine the two inputs, not add them
-ORACLE_LR_SCALE = 10.0  # the oracle learns at 10x the run's rate: it starts at zero and has ~100s of updates to matter
-
-
-def oracle_strength(update: int, full: int, fade: int) -> float:
-    """The oracle's weight α in PPO update `update` (1-based): 1 for the first `full` updates, then down in a straight
-    line to 0 at update full + fade, 0 after (model.oracle_updates, model.oracle_fade)."""
-    if update <= full:
-        return 1.0
-    if fade <= 0:
-        return 0.0
-    return max(0.0, 1.0 - (update - full) / fade)
-
-
-class CardOracle(nn.Module):
-    """The opponent's hand (52 card bits) as one more card plane, through per-card layers shaped like the card head's
-    own (each card with its suit neighbours, its rank across the suits): (B, suit, C, rank) for the card head's hidden
-    units, zero at the start. Per card, because what the opponent holds matters card by card: the card head's
-    shared context vector is added alike to every card (docs/TRAINING.md, "What was tried", round seventeen)."""
-
-    def __init__(self, channels: int) -> None:
-        super().__init__()
-        self.runs = nn.Linear(SUIT_KERNEL, channels)
-        self.rank_mix = nn.Linear(1, channels, bias=False)
-        for weights in self.parameters():
-            nn.init.zeros_(weights)  # the actor starts as the plain policy
-
-    def forward(self, opponent_hand: torch.Tensor) -> torch.Tensor:
-        """(B, suit, C, rank) for the opponent's card bits (B, 52)."""
-        runs, sets = card_neighbourhood(opponent_hand.reshape(-1, 1, NUM_SUITS, NUM_RANKS), self.runs, self.rank_mix)
-        return runs + sets[:, None]
 
 
 class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
-    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py).
-    With `oracle` ("cards" policy, "table" critic), the actor of a training run also reads the opponent's hand:
-    a CardOracle's output times the buffer `oracle_alpha` is added to the card head's hidden units (oracle guiding).
-    `policy` alone, which checkpoints, snapshots and evaluations use, never reads it."""
+    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py)."""
 
     def __init__(
         self,
         policy_config: dict[str, Any],
         critic: str = "player",
-        belief: bool = False,
         stock_cards: int = 1,
-        oracle: bool = False,
     ) -> None:
         super().__init__()
         if critic not in CRITICS:
@@ -84,64 +48,21 @@ class ActorCritic(nn.Module):
             )
         else:
             self.value_head = nn.Linear(size, 1)
-        # An auxiliary head: the torso learns to predict the opponent's hand (its 52 card bits) from what it sees.
-        self.belief_head = nn.Linear(size, NUM_CARDS) if belief else None
-        self.oracle = None
-        if oracle:
-            if critic != "table" or self.policy_config["arch"] != "cards":
-                raise ValueError(
-                    f'an oracle-guided actor reads the table view into a card head: critic="table" and '
-                    f'arch="cards" (critic={critic!r}, arch={self.policy_config["arch"]!r})'
-                )
-            self.oracle = CardOracle(self.policy_config["card_channels"])
-            # a buffer, so that the run's last.pt and its rollout workers' weights carry it
-            self.register_buffer("oracle_alpha", torch.zeros(()))
 
     @classmethod
     def for_config(cls, config: Config) -> ActorCritic:
         """The actor-critic a run of this checked config trains."""
         m = config.model
-        return cls(
-            config.policy_config(),
-            m.critic,
-            config.ppo.belief_coef > 0,
-            m.critic_stock_cards,
-            oracle=m.oracle_updates + m.oracle_fade > 0,
-        )
-
-    def param_groups(self) -> list[tuple[list[nn.Parameter], float]]:
-        """The optimizer's parameter groups, each with the multiple of the run's learning rate it learns at."""
-        if self.oracle is None:
-            return [(list(self.parameters()), 1.0)]
-        oracle = {id(weights) for weights in self.oracle.parameters()}
-        rest = [weights for weights in self.parameters() if id(weights) not in oracle]
-        return [(rest, 1.0), (list(self.oracle.parameters()), ORACLE_LR_SCALE)]
+        return cls(config.policy_config(), m.critic, m.critic_stock_cards)
 
     def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, 107), values (B,)); `table` (B, its table view's size) is read by a "table" critic only."""
         features = self.policy.features(obs)
-        return self._logits(obs, features, table), self._value(features, table)
-
-    def outputs(self, obs: torch.Tensor, table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(logits, values, the belief loss): binary cross-entropy of the belief head against the opponent's hand
-        in the table view (0 without a belief head)."""
-        features = self.policy.features(obs)
-        logits, values = self._logits(obs, features, table), self._value(features, table)
-        if self.belief_head is None:
-            return logits, values, torch.zeros((), device=obs.device)
-        target = table[:, OPPONENT_HAND : OPPONENT_HAND + NUM_CARDS]
-        return logits, values, nn.functional.binary_cross_entropy_with_logits(self.belief_head(features), target)
+        return self.policy.head(obs, features), self._value(features, table)
 
     def value(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
         """V(obs) only."""
         return self._value(self.policy.features(obs), table)
-
-    def _logits(self, obs: torch.Tensor, features: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
-        """The acting policy's logits: the policy's own, with the oracle in its card head while the oracle is on."""
-        if self.oracle is None or self.oracle_alpha.item() == 0.0:
-            return self.policy.head(obs, features)
-        hand = table[:, OPPONENT_HAND : OPPONENT_HAND + NUM_CARDS]
-        return self.policy.head(obs, features, self.oracle_alpha * self.oracle(hand))
 
     def _value(self, features: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
         if self.critic == "table":
@@ -238,7 +159,7 @@ def ppo_loss(
     model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig, ent_coef: float
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
-    logits, new_values, belief_loss = model.outputs(batch.obs[idx], batch.table[idx])
+    logits, new_values = model(batch.obs[idx], batch.table[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
     entropy = entropy_of(log_probs).mean()
@@ -257,13 +178,12 @@ def ppo_loss(
         value_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2).mean()
     else:
         value_loss = 0.5 * ((new_values - returns) ** 2).mean()
-    loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss + config.belief_coef * belief_loss
+    loss = policy_loss - ent_coef * entropy + config.vf_coef * value_loss
     stats = {
         "policy_loss": policy_loss.detach(),
         "value_loss": value_loss.detach(),
         "entropy": entropy.detach(),
         "approx_kl": approx_kl,
         "clipfrac": clipfrac,
-        "belief_loss": belief_loss.detach(),
     }
     return loss, stats

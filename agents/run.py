@@ -5,8 +5,9 @@ optimizer, the opponent pool, the arena's matches and rollout buffers, the progr
 and the device. `create(config)` makes one, `resume(path)` restores one from a `last.pt`, `save(path)` writes it
 atomically (`state_dict()` / `load_state_dict()` underneath). train.py is a flat loop over its steps:
 `start()` (the warm start), then per update `schedule`, `collect`, `learn`, and now and then `snapshot`,
-`evaluate` and `save`. With `train.workers = K > 1` the arena is an `agents.workers.RemoteArena`: the matches,
-their opponents and streams live on K Ray actors, `collect` gathers their rows and `state_dict` saves theirs too.
+`evaluate` and `save`. The arena plays the matches: an `agents.arena.Arena` in this process, or with
+`train.workers = K > 1` an `agents.workers.RemoteArena` whose matches, opponents and streams live on K Ray actors;
+both have the same interface (agents/arena.py), and `timings` is the last rollout's `RolloutTimings`.
 
 Devices: the engine and the heuristics run on the CPU; the model, the snapshots, the sampling generator and every
 tensor of the learner live on `device`; a step's observations cross to it once, batched, and its sampled actions
@@ -28,11 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.arena import Arena
+from agents.arena import Arena, RolloutTimings
 from agents.config import Config
 from agents.pool import OpponentPool
-from agents.ppo import ActorCritic, Batch, oracle_strength, ppo_update
-from agents.rollout import RolloutStorage
+from agents.ppo import ActorCritic, Batch, ppo_update
 from agents.trainstate import (
     TRAIN_KEY,
     Progress,
@@ -43,11 +43,9 @@ from agents.trainstate import (
     restore_rng,
 )
 from agents.warmstart import clone, collect_teacher
-from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.policy import PolicyAgent, save_checkpoint
-from hollywood_gin_env.duplicate import PairRecord, pair_jobs, play_job
+from hollywood_gin_env.agents.policy import save_checkpoint
+from hollywood_gin_env.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluate import summarize_pair
-from hollywood_gin_env.state import NUM_ACTIONS
 
 
 def resolve_device(name: str) -> torch.device:
@@ -92,31 +90,14 @@ class TrainingRun:
         self.model = ActorCritic.for_config(config)
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
-        groups = self.model.param_groups()
-        self.lr_scales = [scale for _, scale in groups]
-        self.optimizer = torch.optim.Adam([{"params": params} for params, _ in groups], lr=config.train.lr, eps=1e-5)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device)
-        env = config.env
         if config.train.workers > 1:  # the matches live on Ray actors (agents/workers.py); only then is Ray imported
             from agents.workers import RemoteArena
 
-            self.arena = RemoteArena(config, self.pool, ray_address)
+            self.arena = RemoteArena(config, self.pool, self.device, ray_address)
         else:
-            stock_cards = config.model.critic_stock_cards
-            self.arena = Arena(
-                env.num_envs,
-                self.rules,
-                env.reward,
-                env.match_bonus,
-                self.pool,
-                env.episode,
-                device=self.device,
-                stock_cards=stock_cards,
-                playout=config.model.critic_playout,
-            )
-            self.storage = RolloutStorage(
-                config.ppo.rollout_steps, env.num_envs, self.model.policy.input_size, NUM_ACTIONS, stock_cards
-            )
+            self.arena = Arena.for_config(config, self.pool, self.rng, self.generator, self.device)
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
 
@@ -154,7 +135,7 @@ class TrainingRun:
         w = self.config.warmstart
         if w.teacher != "none" and w.decisions > 0:
             self.progress.global_step = self._warm_start(log, show_progress)
-        self.arena.reset(seed=self.config.train.seed, rng=self.rng)
+        self.arena.reset(seed=self.config.train.seed)
         self.started = True
 
     def _warm_start(self, log, show_progress: bool) -> int:
@@ -189,26 +170,23 @@ class TrainingRun:
         return len(data["actions"])
 
     def schedule(self, update: int) -> tuple[float, float]:
-        """Set the learning rate of `update` (1-based) on the optimizer and the oracle's weight on the model (if it has
-        one); return (lr, entropy coefficient)."""
-        train, ppo, model = self.config.train, self.config.ppo, self.config.model
+        """Set the learning rate of `update` (1-based) on the optimizer; return (lr, entropy coefficient)."""
+        train, ppo = self.config.train, self.config.ppo
         updates = train.updates
         lr = train.lr * (1.0 - (update - 1) / updates) if train.anneal_lr else train.lr
-        for group, scale in zip(self.optimizer.param_groups, self.lr_scales, strict=True):
-            group["lr"] = lr * scale
-        if self.model.oracle is not None:
-            self.model.oracle_alpha.fill_(oracle_strength(update, model.oracle_updates, model.oracle_fade))
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
         frac = (update - 1) / max(updates - 1, 1)
         return lr, ppo.ent_coef + (ppo.ent_coef_final - ppo.ent_coef) * frac
 
     def collect(self) -> Batch:
         """One rollout of every match against the pool, as a batch of the learner's decisions on the device."""
-        if self.config.train.workers > 1:
-            return self.arena.collect(self.model, self.device)
-        self.arena.clear_stats()
-        self.arena.collect(self.storage, self.model, self.generator, self.rng)
-        advantages = self.storage.advantages(self.config.ppo.gamma, self.config.ppo.gae_lambda)
-        return Batch.from_rollout(self.storage, advantages, self.device)
+        return self.arena.collect(self.model)
+
+    @property
+    def timings(self) -> RolloutTimings:
+        """Where the last rollout's time went."""
+        return self.arena.timings
 
     def learn(self, batch: Batch, ent_coef: float) -> dict[str, float]:
         """PPO's epochs on a batch; the losses."""
@@ -220,15 +198,13 @@ class TrainingRun:
         """Freeze the policy into the pool if `update` is a snapshot update; True if it did."""
         if update % self.config.selfplay.snapshot_every:
             return False
-        self.pool.add(self.model.policy, update)
-        if self.config.train.workers > 1:
-            self.arena.add_snapshot(update)  # the workers freeze the same weights when they next receive them
+        self.arena.snapshot(self.model.policy, update)
         return True
 
     def evaluate(self) -> dict[str, dict[str, Any]]:
         """Duplicate-deal matches of the greedy policy against each eval opponent, on evaluate.py's path: the chunks
-        of hollywood_gin_env.duplicate (each opponent its own pair), played here, or on the rollout workers when
-        train.workers > 1; the same results either way."""
+        of hollywood_gin_env.duplicate (each opponent its own pair), played by the arena (here, or on the rollout
+        workers when train.workers > 1; the same results either way)."""
         e = self.config.eval
         jobs = [
             job
@@ -236,12 +212,7 @@ class TrainingRun:
             for job in pair_jobs(("learner", name), ("learner", name), e.matches, e.seed, self.rules)
         ]
         try:
-            if self.config.train.workers > 1:
-                played = self.arena.evaluate(self.model, jobs)
-            else:
-                learner = PolicyAgent(self.model.policy, deterministic=True, name="learner")
-                opponents = {name: load_agent(name) for name in e.opponents}
-                played = [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
+            played = self.arena.evaluate(self.model, jobs)
         finally:
             self.model.train()
         records = {name: PairRecord("learner", name) for name in e.opponents}
@@ -288,8 +259,7 @@ class TrainingRun:
 
     def close(self) -> None:
         """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""
-        if self.config.train.workers > 1:
-            self.arena.close()
+        self.arena.close()
 
     def save_policy(self, path: str | os.PathLike) -> None:
         """Write the policy alone (best.pt, policy.pt) with what it records about how it was made."""

@@ -7,8 +7,10 @@ gradient unbiased, and one that knows the opponent's hand and the stock explains
 variance the player-view critic cannot remove): with the whole stock in view and a deterministic opponent, what is
 left of a hand's outcome is the learner's own sampled actions. An MLP does not learn to play a hand out from its
 cards (docs/TRAINING.md, "What was tried", round two), so the view also gives the result of one such play-out:
-`expert` for both seats from the deal, on the same stock (`deal_playout`, once a hand; `expert` is deterministic, so
-it is exact). The shipped policy and every agent of the library read the observation only.
+`expert` for both seats from the deal, on the same stock (`SelfPlayVectorEnv.play_out`, once a hand; `expert` is
+deterministic, so it is exact). The arena reads the engine's state through the env's privileged view
+(`true_state`), which is for training-time critics only: the shipped policy and every agent of the library read the
+observation only.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hollywood_gin_env.agents import AgentProtocol
-from hollywood_gin_env.agents.search import rollout_scores
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.state import M_STOCK_POS, EngineState
@@ -64,7 +64,9 @@ def table_view_kernel(
                 out[i, STOCK + k * NUM_CARDS + deck[i, position + k]] = 1.0
 
 
-def table_view(state, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, stock_cards: int) -> np.ndarray:
+def table_view(
+    state: EngineState, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, stock_cards: int
+) -> np.ndarray:
     """float32[N, table_view_size(stock_cards)]: the table view of players[i] in each match of an EngineState, whose
     opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose deal's play-out gave
     seat 0 deal[i] points."""
@@ -80,10 +82,3 @@ def table_view(state, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, 
         out,
     )
     return out
-
-
-def deal_playout(state: EngineState, rows: np.ndarray, policy: AgentProtocol, params: np.ndarray) -> np.ndarray:
-    """Seat 0's hand score (won +, lost -, dead 0) when `policy` plays both seats from match rows[i]'s state to the
-    hand's end, on its stock; `state` is left unchanged."""
-    copy = EngineState(*(array[rows] for array in state))  # fancy indexing copies
-    return rollout_scores(copy.arrays(), None, np.zeros(rows.size, dtype=np.int64), policy, params)

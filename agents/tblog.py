@@ -20,7 +20,6 @@ LOSS_KEYS = (
     "clipfrac",
     "explained_variance",
     "early_stop",
-    "belief_loss",
 )
 
 

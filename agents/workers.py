@@ -1,52 +1,49 @@
 """Rollout workers on Ray (`train.workers = K > 1`): K actors collect each update's rollout; the learner learns.
 
-`RemoteArena` takes the place of the run's in-process `Arena`: the `env.num_envs` matches are split into K
-contiguous shares (worker k gets `num_envs // K` matches, one more for k < `num_envs % K`), and worker k's match j
-is the run's match `first_k + j`, dealt with seed `train.seed + first_k + j`, so the first deals are those of a
-one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one torch thread) holds an `Arena` on the
-CPU, its own `OpponentPool` (the heuristics and a copy of every snapshot), a CPU copy of the `ActorCritic` and its
-own random streams.
+`RemoteArena` takes the place of the run's in-process `Arena`, with the same interface (agents/arena.py): the
+`env.num_envs` matches are split into K contiguous shares (worker k gets `num_envs // K` matches, one more for k <
+`num_envs % K`), and worker k's match j is the run's match `first_k + j`, dealt with seed `train.seed + first_k +
+j`, so the first deals are those of a one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one
+torch thread) holds an `Arena` on the CPU, its own `OpponentPool` (the heuristics and a copy of every snapshot), a
+CPU copy of the `ActorCritic` and its own random streams.
 
-Seed rule of worker k (0-based) of a run with seed s: `sequence = numpy.random.SeedSequence([s, k])`; its numpy
-`Generator` (opponents and seats of new matches) is `numpy.random.default_rng(sequence)`, its torch `Generator`
-(action samples of the learner and of the snapshots) is seeded with `int(sequence.generate_state(1, uint64)[0])`.
+Seed rule of worker k (0-based) of matches dealt from seed s (`reset(s)`; the run's is `train.seed`): `sequence =
+numpy.random.SeedSequence([s, k])`; its numpy `Generator` (opponents and seats of new matches) is
+`numpy.random.default_rng(sequence)`, its torch `Generator` (action samples of the learner and of the snapshots) is
+seeded with `int(sequence.generate_state(1, uint64)[0])`.
 
 Each update (synchronous PPO): the learner puts its weights in Ray's object store once; every worker loads them,
-plays `ppo.rollout_steps` steps, computes GAE locally (bootstrapping with its copy) and returns only the learner's
-valid rows (obs, masks, actions, log-probabilities, values, advantages), its hand counts and its matches' results
-against snapshots. The learner concatenates the rows in worker order into one `Batch` on its device. The learner's
-pool is the one record of results against snapshots: it adds every worker's new results and sends the totals with
-the next weights, so every worker draws snapshots with the same priorities. A snapshot is the policy after an
-update, which is exactly the weights of the next rollout: they travel once, with it.
+plays `ppo.rollout_steps` steps with its `Arena`, which computes GAE (bootstrapping with its copy) and returns only
+the learner's valid rows (obs, table views, masks, actions, log-probabilities, values, advantages, returns), with
+its hand counts and its matches' results against snapshots. The learner concatenates the rows in worker order into
+one `Batch` on its device. The learner's pool is the one record of results against snapshots: it adds every worker's
+new results and sends the totals with the next weights, so every worker draws snapshots with the same priorities. A
+snapshot is the policy after an update, which is exactly the weights of the next rollout: they travel once, with it.
 
 Faults: every wait on a worker has a timeout (`timeout`, seconds) and a late, dead or failing worker stops the run
-with a `WorkerError` naming it; the run's last.pt stays as last saved (train.py saves before every evaluation),
-so `--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a one-worker run
+with a `WorkerError` naming it; the run's last.pt stays as last saved (train.py saves before every evaluation), so
+`--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a one-worker run
 never does.
 """
 
 from __future__ import annotations
 
-import logging
+import dataclasses
 import time
 from typing import Any
 
 import numpy as np
 import torch
 
-from agents.arena import Arena
+from agents.arena import Arena, RolloutTimings
 from agents.config import Config, config_from_dict
 from agents.pool import OpponentPool
 from agents.ppo import ActorCritic, Batch
-from agents.rollout import RolloutStorage
-from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.policy import PolicyAgent
-from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
+from hollywood_gin_env.duplicate import ChunkJob, PairRecord
 from hollywood_gin_env.handstats import HandCounts
-from hollywood_gin_env.state import NUM_ACTIONS
 from hollywood_gin_env.threads import set_default_threads
 
-ROWS = ("obs", "table", "masks", "actions", "logprobs", "values", "advantages")
+ROWS = tuple(f.name for f in dataclasses.fields(Batch))  # a rollout's rows, as they travel from a worker
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
 
 
@@ -77,28 +74,16 @@ class RolloutWorker:
         set_default_threads(1)  # and one kernel thread: K actors on all the cores each would oversubscribe them
         config = config_from_dict(config_data)
         self.config, self.index, self.first_match = config, index, first_match
-        stock_cards = config.model.critic_stock_cards
         self.model = ActorCritic.for_config(config)
         self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
-        env = config.env
-        self.arena = Arena(
-            num_matches,
-            config.make_rules(),
-            env.reward,
-            env.match_bonus,
-            self.pool,
-            env.episode,
-            stock_cards=stock_cards,
-            playout=config.model.critic_playout,
-        )
-        self.storage = RolloutStorage(
-            config.ppo.rollout_steps, num_matches, self.model.policy.input_size, NUM_ACTIONS, stock_cards
-        )
-        self.rng, self.generator = worker_streams(config.train.seed, index)
+        rng, generator = worker_streams(config.train.seed, index)
+        self.arena = Arena.for_config(config, self.pool, rng, generator, num_envs=num_matches)
 
-    def reset(self) -> None:
-        """Deal this worker's share of the run's first matches and draw their opponents and seats."""
-        self.arena.reset(seed=self.config.train.seed + self.first_match, rng=self.rng)
+    def reset(self, seed: int) -> None:
+        """Deal this worker's share of the matches dealt from `seed` and draw their opponents and seats, with the
+        worker's streams of that seed (module docstring)."""
+        self.arena.rng, self.arena.generator = worker_streams(seed, self.index)
+        self.arena.reset(seed=seed + self.first_match)
 
     def collect(
         self, weights: dict[str, torch.Tensor], wins: np.ndarray, played: np.ndarray, snapshot_update: int | None
@@ -109,20 +94,14 @@ class RolloutWorker:
         if snapshot_update is not None:
             self.pool.add(self.model.policy, snapshot_update)
         self.pool.wins[:], self.pool.played[:] = wins, played
-        self.arena.clear_stats()
-        self.arena.collect(self.storage, self.model, self.generator, self.rng)
-        ppo = self.config.ppo
-        advantages = self.storage.advantages(ppo.gamma, ppo.gae_lambda)
-        valid = self.storage.valid
-        arrays = {name: getattr(self.storage, name) for name in ROWS[:-1]} | {"advantages": advantages}
-        rows = {name: np.ascontiguousarray(array[valid]) for name, array in arrays.items()}
+        batch = self.arena.collect(self.model)
         return {
-            **rows,
+            **{name: getattr(batch, name).numpy() for name in ROWS},
             "hands": self.arena.stats,
             "matches": self.arena.matches,
             "new_wins": self.pool.wins - wins,
             "new_played": self.pool.played - played,
-            "forward_s": self.arena.forward_s,
+            "forward_s": self.arena.timings.forward_s,
             "seconds": time.perf_counter() - started,
         }
 
@@ -130,8 +109,8 @@ class RolloutWorker:
         """This worker's matches and random streams (its pool is the learner's, saved by the run)."""
         return {
             "arena": self.arena.state_dict(),
-            "numpy": self.rng.bit_generator.state,
-            "generator": self.generator.get_state(),
+            "numpy": self.arena.rng.bit_generator.state,
+            "generator": self.arena.generator.get_state(),
         }
 
     def load_state_dict(self, state: dict[str, Any], pool_state: dict[str, Any]) -> None:
@@ -144,17 +123,13 @@ class RolloutWorker:
             raise ValueError(f"rollout worker {self.index}'s saved random streams do not fit: {error}") from None
         self.pool.load_state_dict(pool_state)  # first: the arena's check bounds opponent ids by the pool's snapshots
         self.arena.load_state_dict(state["arena"])  # checked there (shapes, dtypes, ranges) before the kernels
-        self.rng, self.generator = rng, generator
+        self.arena.rng, self.arena.generator = rng, generator
 
     def evaluate(self, weights: dict[str, torch.Tensor], jobs: list[ChunkJob]) -> list[PairRecord]:
         """Play evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py's workers do) with the learner's
         greedy policy of these weights in seat A; the records in the jobs' order."""
         self.model.load_state_dict(weights)
-        learner = PolicyAgent(self.model.policy, deterministic=True, name="learner")
-        opponents: dict[str, Any] = {}
-        records = [
-            play_job(job, (learner, opponents.setdefault(job.specs[1], load_agent(job.specs[1])))) for job in jobs
-        ]
+        records = self.arena.evaluate(self.model, jobs)
         self.model.train()
         return records
 
@@ -165,25 +140,6 @@ class RolloutWorker:
         import ray
 
         return ray.get_runtime_context().get_node_id(), os.getpid()
-
-
-def _start_ray(address: str | None, workers: int) -> bool:
-    """Join the cluster at `address` ("auto": the one running on this machine), or start a new local Ray with the
-    machine's cores (at least one per worker: more workers than cores is oversubscribed, not stuck) even where a
-    cluster already runs here; True if this call started it."""
-    import os
-
-    import ray
-
-    if ray.is_initialized():
-        return False
-    options = {"address": address} if address else {"address": "local", "num_cpus": max(os.cpu_count() or 1, workers)}
-    try:
-        ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        where = f"join the Ray cluster at {address}" if address else "start a local Ray"
-        raise WorkerError(f"cannot {where}: {str(error).splitlines()[0] if str(error) else error!r}") from None
-    return True
 
 
 def _put_weights(model: ActorCritic):
@@ -197,13 +153,20 @@ class RemoteArena:
     """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
 
     def __init__(
-        self, config: Config, pool: OpponentPool, ray_address: str | None = None, timeout: float = DEFAULT_TIMEOUT
+        self,
+        config: Config,
+        pool: OpponentPool,
+        device: torch.device | str = "cpu",
+        ray_address: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         import ray
 
-        self.config, self.pool, self.timeout = config, pool, timeout
+        from hollywood_gin_env.evaluate_ray import start_ray
+
+        self.config, self.pool, self.device, self.timeout = config, pool, torch.device(device), timeout
         self.workers_count = config.train.workers
-        self.started_ray = _start_ray(ray_address, self.workers_count)
+        self.started_ray = start_ray(ray_address, self.workers_count, WorkerError)
         actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         data = config.to_dict()
         self.workers = [
@@ -212,9 +175,7 @@ class RemoteArena:
         ]
         self.stats = HandCounts()
         self.matches = 0
-        self.forward_s = 0.0  # the slowest worker's time in the learner's forward passes, last rollout
-        self.worker_seconds: list[float] = []  # each worker's own time in the last rollout, and its rows
-        self.worker_rows: list[int] = []
+        self.timings = RolloutTimings()
         self.snapshot_pending: int | None = None  # the update whose snapshot travels with the next weights
 
     def _name(self, k: int) -> str:
@@ -222,39 +183,33 @@ class RemoteArena:
 
     def _get(self, refs: list, what: str) -> list:
         """ray.get of one call per worker, each within the timeout; a WorkerError naming the first that fails."""
-        import ray
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+        from hollywood_gin_env.evaluate_ray import ray_get
 
         deadline = time.monotonic() + self.timeout
         results = []
         for k, ref in enumerate(refs):
-            try:
-                results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
-            except GetTimeoutError:
-                raise WorkerError(
-                    f"{self._name(k)}: no answer to {what} within {self.timeout:g} s (a stuck worker, "
-                    "or a cluster with fewer free CPUs than train.workers?)"
-                ) from None
-            except RayTaskError as error:
-                cause = error.cause if isinstance(error.cause, BaseException) else error
-                line = (str(cause).strip().splitlines() or [""])[0]
-                raise WorkerError(f"{self._name(k)} failed in {what}: {type(cause).__name__}: {line}") from None
-            except RayActorError as error:
-                raise WorkerError(
-                    f"{self._name(k)} died during {what} ({type(error).__name__}); the run stops"
-                ) from None
+            name = self._name(k)
+            late = (
+                f"{name}: no answer to {what} within {self.timeout:g} s (a stuck worker, "
+                "or a cluster with fewer free CPUs than train.workers?)"
+            )
+            died = f"{name} died during {what} ({{kind}}); the run stops"
+            timeout = max(0.0, deadline - time.monotonic())
+            results.append(ray_get(ref, timeout, WorkerError, f"{name} failed in {what}", late, died))
         return results
 
-    def reset(self, seed: int, rng: np.random.Generator) -> None:
-        """Deal every worker's first matches (each with its own stream; `seed` and `rng` are the one-worker API's)."""
-        self._get([w.reset.remote() for w in self.workers], "reset")
+    def reset(self, seed: int) -> None:
+        """Deal every worker's share of the matches dealt from `seed`, each with its streams of that seed."""
+        self._get([w.reset.remote(seed) for w in self.workers], "reset")
 
-    def add_snapshot(self, update: int) -> None:
-        """Send the learner's next weights to the workers as snapshot `update` too."""
+    def snapshot(self, policy: torch.nn.Module, update: int) -> None:
+        """Freeze the policy into the learner's pool, and send the learner's next weights (the same: a snapshot is
+        taken after an update) to the workers as snapshot `update` too."""
+        self.pool.add(policy, update)
         self.snapshot_pending = update
 
-    def collect(self, model: ActorCritic, device: torch.device) -> Batch:
-        """Every worker's rollout with the model's weights, concatenated in worker order on `device`."""
+    def collect(self, model: ActorCritic) -> Batch:
+        """Every worker's rollout with the model's weights, concatenated in worker order on the run's device."""
 
         weights = _put_weights(model)
         wins, played = self.pool.wins.copy(), self.pool.played.copy()
@@ -267,11 +222,13 @@ class RemoteArena:
             self.matches += result["matches"]
             self.pool.wins += result["new_wins"]
             self.pool.played += result["new_played"]
-        self.forward_s = max(result["forward_s"] for result in results)
-        self.worker_seconds = [result["seconds"] for result in results]
-        self.worker_rows = [len(result["actions"]) for result in results]
-        rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(device) for name in ROWS}
-        return Batch(**rows, returns=rows["advantages"] + rows["values"])
+        self.timings = RolloutTimings(
+            forward_s=max(result["forward_s"] for result in results),
+            worker_seconds=[result["seconds"] for result in results],
+            worker_rows=[len(result["actions"]) for result in results],
+        )
+        rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(self.device) for name in ROWS}
+        return Batch(**rows)
 
     def hand_summary(self) -> dict[str, float]:
         """The rates of the last rollout's hands (handstats' definitions), their number and matches."""

@@ -75,12 +75,12 @@ def ours(
             started = time.perf_counter()
             continue
         totals["rollout"] += t1 - t0
-        totals["forward"] += run.arena.forward_s
+        totals["forward"] += run.timings.forward_s
         totals["update"] += t2 - t1
         totals["decisions"] += len(batch)
         if workers > 1:
-            totals["worker_rows"] += sum(run.arena.worker_rows)
-            totals["worker_s"] += sum(run.arena.worker_seconds)
+            totals["worker_rows"] += sum(run.timings.worker_rows)
+            totals["worker_s"] += sum(run.timings.worker_seconds)
         if time.perf_counter() - started >= seconds:
             break
     total = totals["rollout"] + totals["update"]

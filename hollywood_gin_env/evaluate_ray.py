@@ -12,6 +12,9 @@ being sent, or the evaluation stops with an EvaluationError that names the chunk
 whose worker died up to `max_retries` times; an exception inside a chunk is not retried (it would fail
 again) and stops the evaluation with one line naming the chunk. On any exit, Ctrl-C included, the
 chunks still out are cancelled, and a Ray this module started is shut down.
+
+`start_ray` and `ray_get` are the package's one way to start or join Ray and to turn a failed, late or lost Ray
+call into one line; the trainer's rollout workers (agents/workers.py) use them too.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
@@ -103,45 +107,70 @@ def check_reachable(address: str, timeout: float = 10.0) -> None:
         ) from None
 
 
+def start_ray(address: str | None, workers: int, error: type[Exception] = EvaluationError) -> bool:
+    """Join the cluster at `address` ("auto": the one running on this machine), or start a new local Ray with the
+    machine's cores (at least `workers`: more workers than cores is oversubscribed, not stuck) even where a cluster
+    already runs here; nothing if this process already has Ray. True if this call started it; `error` in one line
+    if it cannot."""
+    if ray.is_initialized():
+        return False
+    # "local": a new Ray, never one already running here
+    local = {"address": "local", "num_cpus": max(os.cpu_count() or 1, workers)}
+    options = {"address": address} if address else local
+    try:
+        if address:
+            check_reachable(address)
+        ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    except EvaluationError as unreachable:
+        raise error(str(unreachable)) from None
+    except (ConnectionError, RuntimeError, ValueError) as failure:
+        where = f"join the Ray cluster at {address}" if address else "start a local Ray"
+        hint = ""
+        if address and os.environ.get("RAY_AUTH_MODE") is None:
+            hint = " (a cluster of `ray start` wants its token: set RAY_AUTH_MODE=token, docs/SCALING.md)"
+        reason = str(failure).splitlines()[0] if str(failure) else repr(failure)
+        raise error(f"cannot {where}: {reason}{hint}") from None
+    return True
+
+
+def ray_get(ref: ray.ObjectRef, timeout: float, error: type[Exception], failed: str, late: str, died: str) -> Any:
+    """ray.get(ref) within `timeout` seconds; a failure raised as `error` in one line: "{failed}: Type: its first
+    line" for an exception inside the call, `late` when no answer came in time, `died` (with "{kind}", the Ray
+    error's type) when its worker or node died."""
+    try:
+        return ray.get(ref, timeout=timeout)
+    except RayTaskError as task_error:
+        cause = task_error.cause if isinstance(task_error.cause, BaseException) else task_error
+        lines = str(cause).strip().splitlines() or [""]
+        raise error(f"{failed}: {type(cause).__name__}: {lines[0]}") from None
+    except GetTimeoutError:
+        raise error(late) from None
+    except RayError as lost:  # the worker or its node died (more often than Ray may retry)
+        raise error(died.format(kind=type(lost).__name__)) from None
+
+
 @contextlib.contextmanager
 def ray_session(schedule: Schedule) -> Iterator[None]:
     """Ray while the block runs: the one already started, the cluster at `ray_address`, or a local one."""
-    if ray.is_initialized():
-        yield
-        return
-    local = {"address": "local", "num_cpus": schedule.workers}  # "local": a new Ray, never one already running here
-    options = {"address": schedule.ray_address} if schedule.ray_address else local
-    if schedule.ray_address:
-        check_reachable(schedule.ray_address)
-    try:
-        ray.init(**options, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
-    except (ConnectionError, RuntimeError, ValueError) as error:
-        where = f"join the Ray cluster at {schedule.ray_address}" if schedule.ray_address else "start a local Ray"
-        hint = ""
-        if schedule.ray_address and os.environ.get("RAY_AUTH_MODE") is None:
-            hint = " (a cluster of `ray start` wants its token: set RAY_AUTH_MODE=token, docs/SCALING.md)"
-        reason = str(error).splitlines()[0] if str(error) else repr(error)
-        raise EvaluationError(f"cannot {where}: {reason}{hint}") from None
+    started = start_ray(schedule.ray_address, schedule.workers)
     try:
         yield
     finally:
-        ray.shutdown()
+        if started:
+            ray.shutdown()
 
 
 def _result(ref: ray.ObjectRef, job: ChunkJob, schedule: Schedule) -> PairRecord:
     """The finished chunk's totals, or one EvaluationError line naming the chunk."""
-    try:
-        return ray.get(ref, timeout=schedule.chunk_timeout)
-    except RayTaskError as error:
-        cause = error.cause if isinstance(error.cause, BaseException) else error
-        lines = str(cause).strip().splitlines() or [""]
-        raise EvaluationError(f"{job.describe()} failed: {type(cause).__name__}: {lines[0]}") from None
-    except GetTimeoutError:
-        raise EvaluationError(f"{job.describe()}: no result within {schedule.chunk_timeout:g} s") from None
-    except RayError as error:  # the worker or its node died more often than Ray may retry
-        raise EvaluationError(
-            f"{job.describe()}: its worker died ({type(error).__name__}) after {schedule.max_retries} retries"
-        ) from None
+    name, timeout = job.describe(), schedule.chunk_timeout
+    return ray_get(
+        ref,
+        timeout,
+        EvaluationError,
+        failed=f"{name} failed",
+        late=f"{name}: no result within {timeout:g} s",
+        died=f"{name}: its worker died ({{kind}}) after {schedule.max_retries} retries",
+    )
 
 
 def _overdue(pending: dict[ray.ObjectRef, tuple[ChunkJob, float]], schedule: Schedule) -> EvaluationError:

@@ -29,7 +29,7 @@ FLOAT_FIELDS = [
 
 def test_every_float_field_is_covered():
     assert ("train", "lr") in FLOAT_FIELDS and ("train", "max_minutes") in FLOAT_FIELDS
-    assert ("ppo", "clip_coef") in FLOAT_FIELDS and len(FLOAT_FIELDS) >= 18
+    assert ("ppo", "clip_coef") in FLOAT_FIELDS and len(FLOAT_FIELDS) >= 17
 
 
 @pytest.mark.parametrize("section, key", FLOAT_FIELDS)

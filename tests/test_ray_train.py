@@ -100,13 +100,15 @@ def test_the_workers_share_the_matches_and_own_seeded_streams():
     assert not torch.equal(first[1].get_state(), other[1].get_state())
 
 
-def test_a_worker_deals_its_share_of_the_one_worker_runs_matches():
-    """Worker 1's matches are the run's matches 8..15: the same cards as a one-worker run deals them."""
+@pytest.mark.parametrize("seed", [0, 7])
+def test_a_worker_deals_its_share_of_the_one_worker_runs_matches(seed):
+    """Worker 1's matches are the run's matches 8..15: the same cards as a one-worker run deals them from the seed
+    `reset` is given."""
     config = load_config(SMOKE)
     alone = TrainingRun.create(config)
-    alone.arena.reset(seed=config.train.seed, rng=alone.rng)
+    alone.arena.reset(seed=seed)
     worker = RolloutWorker(config.to_dict(), 1, 8, 8)
-    worker.reset()
+    worker.reset(seed)
     whole, share = alone.arena.env.state_dict()["engine"], worker.arena.env.state_dict()["engine"]
     per_match = [name for name, array in share.items() if array.ndim and array.shape[0] == 8]
     assert {"deck", "rng", "match"} <= set(per_match), per_match
@@ -114,23 +116,11 @@ def test_a_worker_deals_its_share_of_the_one_worker_runs_matches():
         assert (share[name] == whole[name][8:16]).all(), name
 
 
-def test_a_worker_builds_the_runs_oracle_and_gets_its_strength_with_the_weights():
-    """Oracle guiding on workers: each builds the same actor-critic as the learner, and the oracle's weight of the
-    update travels in the state dict the workers load."""
-    config = load_config(SMOKE, ["model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=2"])
-    run = TrainingRun.create(config)
-    run.schedule(2)  # halfway down the fade
-    worker = RolloutWorker(config.to_dict(), 0, 0, 8)
-    assert worker.model.oracle_alpha.item() == 0.0
-    worker.model.load_state_dict(run.model.state_dict())
-    assert worker.model.oracle_alpha.item() == 0.5
-
-
 def test_a_worker_refuses_a_saved_state_that_does_not_fit_it():
     config = load_config(SMOKE).to_dict()
     first, second = RolloutWorker(config, 0, 0, 8), RolloutWorker(config, 1, 8, 7)
-    first.reset()
-    second.reset()
+    first.reset(0)
+    second.reset(0)
     before = second.state_dict()
     with pytest.raises(ValueError, match=r"arena.opponent: expected an int64 tensor of shape \(7,\)"):
         second.load_state_dict(first.state_dict(), second.pool.state_dict())

@@ -137,3 +137,17 @@ def test_state_dict_continues_the_matches_exactly():
         obs2, rewards2, terms2, _, infos2 = copy.step(actions)
         assert (obs["observation"] == obs2["observation"]).all() and (rewards == rewards2).all()
         assert (infos["decision_step"] == infos2["decision_step"]).all() and (terms == terms2).all()
+
+
+def test_the_privileged_true_state_shows_both_hands_and_cannot_be_written():
+    """`true_state()` is what the engine holds (both hands, the stock's order), as views that refuse writes, and it
+    follows the matches as they step."""
+    env = SelfPlayVectorEnv(3)
+    obs, _ = env.reset(seed=4)
+    state = env.true_state()
+    saved = env.state_dict()["engine"]
+    assert all(np.array_equal(getattr(state, name), saved[name]) for name in saved)
+    with pytest.raises(ValueError, match="read-only"):
+        state.hands[0, 0] = 0
+    env.step(np.argmax(obs["action_mask"], axis=1))
+    assert np.array_equal(env.true_state().match, env.state_dict()["engine"]["match"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -180,11 +182,10 @@ def test_arena_episode_decides_where_returns_stop(episode):
     from agents.arena import Arena
     from hollywood_gin_env.rules import Rules
 
-    arena = Arena(4, Rules(), "hand", 0.0, pool=None, episode=episode)
-    rng = np.random.default_rng(0)
-    arena.reset(seed=5, rng=rng)
+    arena = Arena(4, Rules(), "hand", pool=None, episode=episode, rng=np.random.default_rng(0))
+    arena.reset(seed=5)
     storage = RolloutStorage(400, 4, OBS_SIZE, 107)
-    arena.collect(storage, None, None, rng, actor=load_agent("greedy"))
+    arena.play(storage, None, actor=load_agent("greedy"))
     scored = storage.rewards != 0  # with reward "hand", points arrive only when a hand is scored
     assert scored.sum() > 8
     if episode == "hand":
@@ -263,18 +264,18 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
 
 
 def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
-    """deal_playout's score for seat 0 is the score of the hand when `expert` plays both seats from the deal in the
-    public env, and the engine's state is left as it was."""
+    """The env's play-out score for seat 0 is the score of the hand when `expert` plays both seats from the deal in
+    the public env, the matches are left as they were, and the arena keeps that score of each match's deal."""
     from agents.arena import Arena
-    from agents.tableview import deal_playout
     from hollywood_gin_env.rules import Rules
 
     env = SelfPlayVectorEnv(40, episode="hand")
     obs, infos = env.reset(seed=21)
     expert = load_agent("expert")
-    before = {name: array.copy() for name, array in env.engine.state._asdict().items()}
-    scores = deal_playout(env.engine.state, np.arange(40), expert, env.engine.params)
-    assert all(np.array_equal(before[name], array) for name, array in env.engine.state._asdict().items())
+    before = env.state_dict()
+    scores = env.play_out(np.arange(40), expert)
+    after = env.state_dict()
+    assert all(np.array_equal(before["engine"][name], array) for name, array in after["engine"].items())
     played = np.full(40, np.nan)
     while np.isnan(played).any():
         obs, _, _, _, infos = env.step(expert.act(obs["observation"], obs["action_mask"].astype(bool)))
@@ -283,25 +284,57 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
         played[ended] = np.where(winner == 0, points, np.where(winner < 0, 0, -points))
     assert np.array_equal(scores, played) and np.abs(played).max() > 0
 
-    arena = Arena(8, Rules(), "hand", 0.0, pool=None, episode="hand", playout=True)
-    arena.reset(seed=21, rng=np.random.default_rng(0))
+    arena = Arena(8, Rules(), "hand", pool=None, episode="hand", playout=True, rng=np.random.default_rng(0))
+    arena.reset(seed=21)
     assert np.array_equal(arena.deal, scores[:8])  # the same deals: match i is seeded with seed + i
-    plain = Arena(8, Rules(), "hand", 0.0, pool=None, episode="hand")
-    plain.reset(seed=21, rng=np.random.default_rng(0))
+    plain = Arena(8, Rules(), "hand", pool=None, episode="hand", rng=np.random.default_rng(0))
+    plain.reset(seed=21)
     assert not plain.deal.any()
+
+
+def test_the_config_defaults_are_the_shipped_recipe_of_configs_default_toml():
+    """`python train.py` with no file trains the recipe: every dataclass default equals configs/default.toml."""
+    from agents.config import Config
+
+    assert load_config(None).to_dict() == load_config("configs/default.toml").to_dict() == Config().to_dict()
 
 
 def test_a_table_view_option_without_a_table_critic_is_an_error():
     for option in (
         "model.critic_stock_cards=4",
         "model.critic_playout=true",
-        "model.oracle_updates=3",
-        "model.oracle_fade=2",
     ):
         with pytest.raises(ValueError, match='set model.critic="table"'):
             load_config("configs/smoke.toml", [option])
-    with pytest.raises(ValueError, match='model.arch="cards"'):
-        load_config("configs/smoke.toml", ["model.critic='table'", "model.arch='mlp'", "model.oracle_updates=3"])
+
+
+@pytest.mark.parametrize(
+    ("option", "off", "used"),
+    [
+        ("model.oracle_updates", "0", "3"),
+        ("model.oracle_fade", "0", "2"),
+        ("ppo.belief_coef", "0.0", "0.5"),
+        ("warmstart.improve_weight", "0.0", "1.0"),
+        ("env.match_bonus", "0.0", "1.0"),
+        ("model.arch", "'cards'", "'mlp'"),
+        ("model.activation", "'relu'", "'tanh'"),
+    ],
+)
+def test_a_retired_option_loads_at_its_off_value_and_is_refused_by_name_at_any_other(option, off, used):
+    """A config written before the experiments' options were removed still loads where it left them off (the same
+    run as without the key); one that used an option is refused in one line naming it."""
+    plain = load_config("configs/smoke.toml").to_dict()
+    assert load_config("configs/smoke.toml", [f"{option}={off}"]).to_dict() == plain
+    with pytest.raises(ValueError, match=rf"^{re.escape(option)}=.*removed[^\n]*$"):
+        load_config("configs/smoke.toml", [f"{option}={used}"])
+
+
+def test_the_retired_checkpoint_section_and_settings_of_unused_options_load():
+    """[checkpoint] snapshot_files (read by no code) and the rollout-label settings that did nothing without
+    improve_weight load whatever their value."""
+    plain = load_config("configs/smoke.toml").to_dict()
+    overrides = ["checkpoint.snapshot_files=true", "warmstart.improve_fraction=0.5", "warmstart.improve_candidates=5"]
+    assert load_config("configs/smoke.toml", overrides).to_dict() == plain
 
 
 def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
@@ -322,78 +355,3 @@ def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
     with pytest.raises(ValueError, match="critic='oracle'"):
         ActorCritic(config, "oracle")
     assert set(table_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds
-
-
-def test_the_belief_head_learns_the_opponents_hand_and_stays_out_of_the_policy():
-    """With a belief head, outputs() gives the cross-entropy against the table view's opponent hand, and a few
-    gradient steps on it lower it; without one the loss is 0 and the model has no such parameters."""
-    from agents.ppo import ActorCritic
-    from agents.tableview import OPPONENT_HAND, table_view_size
-
-    config = {"arch": "mlp", "hidden_sizes": [32]}
-    torch.manual_seed(0)
-    obs = (torch.rand(64, OBS_SIZE) > 0.5).float()
-    table = torch.zeros(64, table_view_size(1))
-    table[:, OPPONENT_HAND : OPPONENT_HAND + 52] = obs[:, :52]  # learnable from the observation
-    model = ActorCritic(config, belief=True)
-    first = model.outputs(obs, table)[2]
-    expected = torch.nn.functional.binary_cross_entropy_with_logits(
-        model.belief_head(model.policy.features(obs)), table[:, OPPONENT_HAND : OPPONENT_HAND + 52]
-    )
-    assert torch.allclose(first, expected)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    for _ in range(300):
-        loss = model.outputs(obs, table)[2]
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    assert model.outputs(obs, table)[2] < 0.5 * first
-    plain = ActorCritic(config)
-    assert plain.outputs(obs, table)[2] == 0 and plain.belief_head is None
-    assert set(model.policy.state_dict()) == set(plain.policy.state_dict())
-
-
-def test_the_oracle_is_full_for_its_updates_then_fades_to_zero():
-    from agents.ppo import oracle_strength
-
-    assert [oracle_strength(u, 2, 4) for u in range(1, 9)] == [1.0, 1.0, 0.75, 0.5, 0.25, 0.0, 0.0, 0.0]
-    assert [oracle_strength(u, 2, 0) for u in range(1, 5)] == [1.0, 1.0, 0.0, 0.0]
-    assert [oracle_strength(u, 0, 2) for u in range(1, 4)] == [0.5, 0.0, 0.0]
-
-
-def test_an_oracle_guided_actor_reads_the_opponents_hand_card_by_card_only_while_on_and_the_policy_never_does():
-    """The oracle starts at zero (the actor is the plain policy); while its weight is above 0, a card in the
-    opponent's hand changes the discard and knock scores of the cards near it (its suit neighbours, its rank) and of
-    no other card; it never changes the values, and it is not part of what a checkpoint holds."""
-    from agents.ppo import ActorCritic
-    from agents.tableview import table_view_size
-    from hollywood_gin_env.agents.policy import FACE_UP
-    from hollywood_gin_env.state import DISCARD_BASE, KNOCK_BASE
-
-    config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
-    torch.manual_seed(0)
-    obs = torch.rand(8, OBS_SIZE)
-    obs[:, FACE_UP : FACE_UP + 52] = 0.0  # no face-up card: its own score would add to "take"
-    hidden, other = torch.zeros(8, table_view_size(1)), torch.zeros(8, table_view_size(1))
-    seven_of_suit_one = 1 * 13 + 6
-    other[:, seven_of_suit_one] = 1.0  # the table view's first 52 columns: the opponent's hand
-    model = ActorCritic(config, "table", oracle=True)
-    model.oracle_alpha.fill_(1.0)
-    assert torch.equal(model(obs, hidden)[0], model(obs, other)[0])  # zero at the start
-    for weights in model.oracle.parameters():
-        torch.nn.init.normal_(weights)
-    guided, values = model(obs, other)
-    blind = model(obs, hidden)[0]
-    near = {1 * 13 + rank for rank in range(4, 9)} | {suit * 13 + 6 for suit in range(4)}
-    for base in (DISCARD_BASE, KNOCK_BASE):
-        changed = {card for card in range(52) if not torch.equal(guided[:, base + card], blind[:, base + card])}
-        assert changed and changed <= near, (base, sorted(changed))
-    assert torch.equal(guided[:, :DISCARD_BASE], blind[:, :DISCARD_BASE])
-    model.oracle_alpha.fill_(0.0)
-    plain, plain_values = model(obs, other)
-    assert torch.equal(plain, model(obs, hidden)[0]) and torch.equal(values, plain_values)
-    assert torch.equal(plain, model.policy(obs))  # the policy alone: what checkpoints and evaluations run
-    assert set(model.policy.state_dict()) == set(ActorCritic(config, "table").policy.state_dict())
-    for critic, arch in (("player", "cards"), ("table", "mlp")):
-        with pytest.raises(ValueError, match='critic="table" and arch="cards"'):
-            ActorCritic({**config, "arch": arch}, critic, oracle=True)

@@ -15,12 +15,11 @@ torch = pytest.importorskip("torch")
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
 from agents.config import load_config  # noqa: E402
-from agents.ppo import ORACLE_LR_SCALE, ActorCritic, Batch, ppo_loss  # noqa: E402
+from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
 from agents.run import TrainingRun, resolve_device  # noqa: E402
 from agents.tableview import table_view_size  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
-from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
 from hollywood_gin_env.handstats import HandCounts  # noqa: E402
@@ -54,9 +53,8 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     "overrides",
     [
         (),
-        ("model.arch='cards'", "model.lookahead_features=true"),
+        ("model.lookahead_features=true",),
         ("model.critic='table'", "model.critic_stock_cards=12", "model.critic_playout=true"),
-        ("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=4"),
     ],
 )
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
@@ -74,22 +72,48 @@ def test_save_and_resume_continue_exactly(tmp_path, overrides):
     assert resumed.progress.global_step == run.progress.global_step > 0
 
 
-def test_an_oracle_guided_run_trains_the_oracle_fades_it_and_saves_a_plain_policy(tmp_path):
-    run = _run("model.critic='table'", "model.oracle_updates=1", "model.oracle_fade=2")
+#: The options a last.pt of an earlier version may name, at the values that left them off.
+RETIRED_OFF = {
+    "env": {"match_bonus": 0.0},
+    "model": {"arch": "cards", "activation": "relu", "oracle_updates": 0, "oracle_fade": 0},
+    "ppo": {"belief_coef": 0.0},
+    "warmstart": {"improve_weight": 0.0, "improve_fraction": 0.25, "improve_candidates": 3},
+    "checkpoint": {"snapshot_files": False},
+}
+
+
+def _rewrite_config(path, change) -> None:
+    """Rewrite last.pt's saved run config through change(config dict), as an earlier version would have saved it."""
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    change(data["train"]["config"])
+    torch.save(data, path)
+
+
+def test_a_last_pt_naming_retired_options_left_off_resumes_and_continues_exactly(tmp_path):
+    """A run saved by the version that still had the experiments' options (all off) resumes and trains on exactly
+    as the run it was saved from."""
+    run = _run()
     run.start()
-    # the warm start (behaviour cloning) leaves the oracle off and untouched
-    assert run.model.oracle_alpha.item() == 0.0 and not any(w.any() for w in run.model.oracle.parameters())
-    strengths = []
-    for _ in range(3):
-        _train(run, 1)
-        strengths.append(run.model.oracle_alpha.item())
-    assert strengths == [1.0, 0.5, 0.0]
-    assert run.model.oracle.runs.weight.any()  # PPO trained it while it was on
-    main, oracle = (group["lr"] for group in run.optimizer.param_groups)
-    assert oracle == pytest.approx(ORACLE_LR_SCALE * main) and main > 0
-    run.save_policy(tmp_path / "policy.pt")
-    policy, _ = load_checkpoint(tmp_path / "policy.pt")
-    assert set(policy.state_dict()) == set(_run().model.policy.state_dict())
+    _train(run, 1)
+    run.save(tmp_path / "last.pt")
+
+    def add_retired(config):
+        for section, values in RETIRED_OFF.items():
+            config.setdefault(section, {}).update(values)
+
+    _rewrite_config(tmp_path / "last.pt", add_retired)
+    resumed = TrainingRun.resume(tmp_path / "last.pt")
+    _train(run, 2)
+    _train(resumed, 2)
+    assert _equal(_weights(resumed), _weights(run))
+
+
+def test_a_last_pt_that_used_a_retired_option_is_refused_in_one_line_naming_it(tmp_path):
+    run = _run()
+    run.save(tmp_path / "last.pt")
+    _rewrite_config(tmp_path / "last.pt", lambda config: config["model"].update(oracle_updates=300))
+    with pytest.raises(ValueError, match=r"^model\.oracle_updates=300: this option was removed[^\n]*$"):
+        TrainingRun.resume(tmp_path / "last.pt")
 
 
 def test_the_warm_start_is_seeded():

@@ -74,7 +74,10 @@ MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float3
 MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load reads them
 #: zip records a checkpoint may hold (a training state's pool of snapshots has a few hundred)
 MAX_CHECKPOINT_RECORDS = 100_000
-DEFAULT_CONFIG: dict[str, Any] = {
+#: What a key missing from a checkpoint's config means. Older versions wrote fewer keys (a version-1 file has no
+#: "arch" and no "card_channels": it is an "mlp"; a version-3 file has no "lookahead_features"). This is not a
+#: training recipe: a trainer writes every key (agents/config.py's `policy_config`, the shipped recipe's network).
+MISSING_KEY_MEANS: dict[str, Any] = {
     "arch": "mlp",
     "obs_size": OBS_SIZE,
     "num_actions": NUM_ACTIONS,
@@ -180,12 +183,9 @@ class CardPolicy(nn.Module):
         """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
         return self.torso(observations)
 
-    def head(
-        self, observations: torch.Tensor, features: torch.Tensor, card_extra: torch.Tensor | None = None
-    ) -> torch.Tensor:
+    def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """Logits (B, 107): draw/take/pass from the torso (take plus the face-up card's own score), then 52 discard
-        and 52 knock logits scored card by card. `card_extra` (B, suit, C, rank), if given, is added to every card's
-        hidden units before the activation (a trainer's oracle, agents/ppo.py; a checkpoint's policy never has one)."""
+        and 52 knock logits scored card by card."""
         batch = observations.shape[0]
         planes = observations[:, : CARD_PLANES * NUM_CARDS].reshape(batch, CARD_PLANES, NUM_SUITS, NUM_RANKS)
         cards = [planes, _discard_planes(observations)]
@@ -198,7 +198,7 @@ class CardPolicy(nn.Module):
         # broadcast over the suits, so the backward pass reduces one (B, suit, C, rank) gradient, not three
         shared = sets + self.context(features)[:, :, None] + self.rank_bias.t()  # (B, C, rank)
         pre = runs + shared[:, None]  # (B, suit, C, rank)
-        hidden = self.act(pre if card_extra is None else pre + card_extra)
+        hidden = self.act(pre)
         per_card = torch.einsum("bscr,oc->bosr", hidden, self.card_out.weight) + self.card_out.bias[:, None, None]
         per_card = per_card.reshape(batch, 3, NUM_CARDS)  # discard, knock, take; card = suit * 13 + rank
         if self.take_features:
@@ -269,10 +269,10 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
     """The config with defaults filled in; ValueError naming the field for anything malformed."""
     if not isinstance(config, dict):
         raise ValueError(f"{where}: the policy config must be a dict, got {type(config).__name__}")
-    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
+    unknown = sorted(set(config) - set(MISSING_KEY_MEANS))
     if unknown:
-        raise ValueError(f"{where}: unknown policy config keys {unknown}; allowed: {sorted(DEFAULT_CONFIG)}")
-    full = {**DEFAULT_CONFIG, **config}
+        raise ValueError(f"{where}: unknown policy config keys {unknown}; allowed: {sorted(MISSING_KEY_MEANS)}")
+    full = {**MISSING_KEY_MEANS, **config}
     if full["arch"] not in ARCHES:
         raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
     if full["lookahead_features"] is True and full["arch"] != "cards":
