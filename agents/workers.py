@@ -234,10 +234,6 @@ class RemoteArena:
         """The rates of the last rollout's hands (handstats' definitions), their number and matches."""
         return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
 
-    def clear_stats(self) -> None:
-        """Start counting hands and matches afresh."""
-        self.stats, self.matches = HandCounts(), 0
-
     def state_dict(self) -> dict[str, Any]:
         """Every worker's matches and streams, in worker order."""
         return {"workers": self._get([w.state_dict.remote() for w in self.workers], "state_dict")}

@@ -175,7 +175,15 @@ class SelfPlayVectorEnv:
         """float64[len(rows)]: seat 0's score of the current hand (won +, lost -, dead 0) when `agent` plays both
         seats of match rows[i] from its state now to the hand's end, on its own stock; the matches are left as they
         are (privileged view: training-time critics only)."""
-        rows = np.asarray(rows, dtype=np.int64)
+        rows = np.asarray(rows)
+        if (
+            rows.ndim != 1
+            or not np.issubdtype(rows.dtype, np.integer)
+            or (rows.size and (rows.min() < 0 or rows.max() >= self.num_envs))
+        ):
+            raise ValueError(
+                f"play_out: rows must be a 1-d array of match indices in 0..{self.num_envs - 1}, got {rows}"
+            )
         copy = EngineState(*(array[rows] for array in self.engine.state))  # fancy indexing copies
         seats = np.zeros(rows.size, dtype=np.int64)
         return rollout_scores(copy.arrays(), None, seats, agent, self.engine.params, self.threads)
