@@ -299,6 +299,13 @@ def test_the_config_defaults_are_the_shipped_recipe_of_configs_default_toml():
     assert load_config(None).to_dict() == load_config("configs/default.toml").to_dict() == Config().to_dict()
 
 
+def test_the_shipped_runs_saved_config_written_with_the_retired_options_loads_as_the_recipe():
+    """docs/shipped-run/config.toml, written by the version that still had the experiments' options (all off), loads
+    and is exactly today's recipe."""
+    shipped = load_config("docs/shipped-run/config.toml")
+    assert shipped.to_dict() == load_config("configs/default.toml").to_dict()
+
+
 def test_a_table_view_option_without_a_table_critic_is_an_error():
     for option in (
         "model.critic_stock_cards=4",
