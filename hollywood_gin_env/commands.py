@@ -150,8 +150,8 @@ def _action(kind: str, word: str, args: list[str], game: Game, player: int) -> i
         raise CommandError(f"{word} takes nothing after it (got {' '.join(args)!r}).")
     if kind == "take" and args:
         card = _one_card(word, args, game)
-        top = game.discard_pile[-1]
-        if card != top:
+        top = game.discard_pile[-1] if game.discard_pile else None  # empty right after the upcard is taken
+        if top is not None and card != top:
             raise CommandError(f"You can only take the face-up card, {card_name(top)}, not {card_name(card)}.")
     if kind in ("discard", "knock", "gin"):
         card = _one_card(word, args, game)
