@@ -1,6 +1,6 @@
 """The play program's `hint`: what a bot would do in the player's seat, and what each choice does to deadwood.
 
-A checkpoint agent (one with a `.policy` torch module returning logits) shows its top action probabilities; a
+A checkpoint agent (one whose `.policy` is a torch module returning logits) shows its top action probabilities; a
 heuristic shows its choice. The deadwood figures come from the meld solver, never from a rule written again.
 """
 
@@ -43,11 +43,20 @@ def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray)
         return masked_probs(policy(obs), legal).double().cpu().numpy()[0]
 
 
+def policy_network(agent: Any) -> Any:
+    """The agent's torch policy network (a checkpoint agent's `.policy`), or None: the search agent's `.policy` is
+    its rollout agent, not a network, and a heuristic has none."""
+    policy = getattr(agent, "policy", None)
+    is_network = callable(getattr(policy, "parameters", None)) and callable(getattr(policy, "prepare", None))
+    return policy if is_network else None
+
+
 def bot_advice(game: Game, player: int, agent: Any) -> str:
     """The agent's view of the position: top probabilities for a policy, else its choice."""
     obs = game.observation(player)
-    if hasattr(agent, "policy"):
-        probs = policy_probabilities(agent.policy, obs["observation"], obs["action_mask"])
+    network = policy_network(agent)
+    if network is not None:
+        probs = policy_probabilities(network, obs["observation"], obs["action_mask"])
         best = [int(a) for a in np.argsort(-probs, kind="stable")[:TOP_ACTIONS] if probs[a] > 0]
         return f"{agent_label(agent.name)} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
     action = int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])

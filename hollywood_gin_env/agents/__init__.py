@@ -11,14 +11,19 @@ from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.loading import CHECKPOINT_PREFIX, HEURISTICS, SEARCH_NAME, load_plain_agent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed
 from hollywood_gin_env.threads import check_num_threads
 
 
-def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
+def load_agent(
+    spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None, rules: Rules | None = None
+) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert", "search" or "search:rollouts=R,candidates=C,policy=P"
     (hollywood_gin_env/agents/search.py), or "checkpoint:PATH" (an agent passes through); the heuristics and a
-    checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this process may use)."""
+    checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this process may use).
+    `rules`: the rules of the matches it will play (the search agent rolls out under them; default the standard
+    rules)."""
     if seed is not None:
         check_seed(seed)
     check_num_threads(num_threads)
@@ -30,7 +35,7 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: 
     if key.lower() == SEARCH_NAME or key.lower().startswith(SEARCH_NAME + ":"):
         from hollywood_gin_env.agents.search import SearchAgent, parse_search_spec
 
-        return SearchAgent(**parse_search_spec(key), seed=seed)
+        return SearchAgent(**parse_search_spec(key), rules=rules, seed=seed)
     return load_plain_agent(key, seed, num_threads)
 
 

@@ -1,0 +1,57 @@
+"""The search bot as the play program's opponent: it plays under the match's rules (not the default ones) and the
+`hint` against it names its choice, in the terminal and on the web page."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+import play
+from hollywood_gin_env.game import Game
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.session import Session
+
+SEARCH = "search:rollouts=2,candidates=1"
+
+
+def test_the_search_bot_plays_a_match_under_non_default_rules():
+    """`play.py --opponent search --rules knock_limit=5` built the search bot with the default rules, so its first
+    move raised "observation row 0 was made under other rules"."""
+    session = play.first_session(
+        play.parse_args(["--opponent", SEARCH, "--rules", "knock_limit=5", "--seed", "4"]), False
+    )
+    assert session.agent.rules == Rules(knock_limit=5)
+    for _ in range(12):  # both seats act: the human's moves by the greedy heuristic's choice
+        if session.game.current_player == session.human:
+            session.play(session.game.legal_actions()[0])
+        else:
+            session.bot_move()
+    assert len(session.game.actions_played()) == 12
+
+
+def test_the_hint_against_the_search_bot_names_its_choice():
+    """`hint` treated the search agent's rollout policy (a heuristic) as a torch network: a traceback in the
+    terminal, a 500 on the web page."""
+    session = Session(Game(seed=1), 0, SEARCH)
+    session.advance()
+    lines = session.hint()
+    assert lines[0].startswith("search:") and " would " in lines[0], lines
+    out = io.StringIO()
+    assert play.Table(session, Console(file=out, width=200)).command("hint") is True
+    assert out.getvalue().startswith(lines[0]), out.getvalue()
+
+
+def test_the_web_hint_against_the_search_bot_is_not_a_server_error():
+    pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
+    from starlette.testclient import TestClient
+
+    from hollywood_gin_env.web.app import create_app
+    from hollywood_gin_env.web.matches import Matches, session_maker
+
+    first = Session(Game(Rules(knock_limit=5), seed=1), 0, SEARCH, hold_hand_ends=True)
+    client = TestClient(create_app(Matches(session_maker(first, "0"))), base_url="http://127.0.0.1")
+    match_id = client.post("/api/matches", json={}).json()["id"]
+    response = client.get(f"/api/matches/{match_id}/hint")
+    assert response.status_code == 200 and " would " in response.json()["lines"][0], response.text
