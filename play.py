@@ -179,6 +179,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--deck", help="fix the first deal: 52 cards (docs/PLAY.md)")
     parser.add_argument("--no-color", action="store_true", help="plain text, no colours")
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="with --save: replace an existing file at PATH (default: refuse it)"
+    )
     parser.add_argument("--resume", metavar="PATH", help="continue a saved match (and keep saving to it)")
     parser.add_argument("--replay", metavar="PATH", help="step through a saved match, both hands shown")
     web = parser.add_argument_group("the browser (--web; needs the [web] extra, docs/PLAY.md)")
@@ -189,6 +192,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if (args.resume or args.replay) and (args.seed is not None or args.rules or args.deck or args.seat != "random"):
         parser.error("--resume and --replay take the seed, rules, deck and seat from the saved file")
+    if args.overwrite and not args.save:
+        parser.error("--overwrite goes with --save")
     if args.resume and args.replay:
         parser.error("use --resume or --replay, not both")
     if not args.web and (args.host is not None or args.port is not None or args.no_browser):
@@ -198,6 +203,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.port is not None and not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port} is not allowed: use 0 (a free port) to 65535")
     return args
+
+
+def check_save_target(args: argparse.Namespace) -> None:
+    """ValueError if --save names an existing file that is not the one resumed and --overwrite was not given."""
+    path = args.save
+    if not path or args.overwrite or not os.path.lexists(path):
+        return
+    if args.resume and os.path.exists(args.resume) and os.path.samefile(path, args.resume):
+        return
+    raise ValueError(
+        f"{path} already exists (an earlier match?): resume it with --resume {path}, save to another file, "
+        "or add --overwrite to replace it"
+    )
 
 
 def first_session(args: argparse.Namespace, web: bool) -> Session:
@@ -245,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.replay:
             return replay(args.replay, console)
+        check_save_target(args)
         session = first_session(args, args.web)
     except (ValueError, FileNotFoundError) as error:
         console.print(f"play.py: error: {error}", style="red")

@@ -7,6 +7,7 @@ on, so a replayed or stale request is refused instead of being played twice.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import re
@@ -62,25 +63,28 @@ class Matches:
         return len(self._entries)
 
 
-def numbered_path(path: str | None, n: int) -> str | None:
-    """The save file of the n-th match made: `path` itself for the first, then `stem-2.json`, `stem-3.json`..."""
-    if path is None or n == 0:
-        return path
+def numbered_path(path: str, number: int) -> str:
+    """Save file number `number` (2, 3, ...) beside `path`: `stem-2.json`, `stem-3.json`..."""
     stem, ext = os.path.splitext(path)
-    return f"{stem}-{n + 1}{ext or '.json'}"
+    return f"{stem}-{number}{ext or '.json'}"
 
 
 def session_maker(first: Session, seat: str) -> Callable[[int], Session]:
-    """Match 0 is `first`; each later one is a new match with its rules, opponent and save file numbered after it,
-    the seat chosen by `seat` ("0", "1", "random") and a seed drawn from the first's (so a seed fixes them all)."""
+    """Match 0 is `first`; each later one is a new match with its rules and opponent, the seat chosen by `seat`
+    ("0", "1", "random") and a seed drawn from the first's (so a seed fixes them all). With a save file, each
+    later match saves to the next numbered file beside it that does not exist yet (never over an earlier match)."""
+    numbers = itertools.count(2)
 
     def make(n: int) -> Session:
         if n == 0:
             return first
         seed = random.Random(f"{first.game.seed}:match {n}").getrandbits(63)
         game = Game(first.game.rules, seed=seed)
-        return Session(
-            game, choose_seat(seat, seed), first.opponent, numbered_path(first.save_path, n), hold_hand_ends=True
-        )
+        path = None
+        if first.save_path is not None:
+            path = next(p for p in (numbered_path(first.save_path, k) for k in numbers) if not os.path.lexists(p))
+        session = Session(game, choose_seat(seat, seed), first.opponent, path, hold_hand_ends=True)
+        session.save()  # at once, so the file holds this match and the next one numbers past it
+        return session
 
     return make
