@@ -103,9 +103,16 @@ def test_confident_best_keeps_expert_unless_the_paired_difference_is_clear():
         ("search:tilt=-0.5", "tilt='-0.5': use a number in 0.0..5.0"),
         ("search:tilt=inf", "tilt='inf': use a number in 0.0..5.0"),
         ("search:decisions=discard", "decisions='discard': use one of all, knock"),
+        ("search:rollouts=\u00b2", "rollouts='\u00b2': use a whole number in 1..1024"),
+        ("search:rollouts=\u0663", "rollouts='\u0663': use a whole number in 1..1024"),
+        ("search:candidates=\uff13", "candidates='\uff13': use a whole number in 1..11"),
+        ("search:z=\u0663", "z='\u0663': use a number in 0.0..100.0"),
+        ("search:tilt=\u0661.5", "tilt='\u0661.5': use a number in 0.0..5.0"),
     ],
 )
 def test_bad_search_options_are_named(spec, message):
+    """Each bad option is named with what is allowed; numbers are ASCII digits only (a superscript two or an
+    Arabic-Indic three is not a number of rollouts)."""
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
         load_agent(spec)
 
@@ -228,3 +235,30 @@ def test_put_first_moves_or_adds_the_default():
     counts = np.array([3, 3])
     put_first(cands, counts, np.array([7, 9]))
     assert cands.tolist() == [[7, 5, 6, 0], [9, 5, 6, 7]] and counts.tolist() == [3, 4]
+
+
+def test_the_rollouts_of_one_call_are_played_in_bounded_batches_with_the_same_decisions(monkeypatch):
+    """The rollout matches of a call were all allocated at once (rollouts=1024, candidates=11 over 1000 rows needs
+    about 13 GB); they are now played MAX_ROLLOUT_MATCHES at a time, a row never split, and the decisions are the
+    same whatever the bound."""
+    from hollywood_gin_env.agents import search
+
+    sizes = []
+    allocate = EngineState.allocate
+    monkeypatch.setattr(EngineState, "allocate", staticmethod(lambda n: sizes.append(n) or allocate(n)))
+    agent = SearchAgent(rollouts=8, candidates=3, seed=2)
+    positions = [(o, m) for _, o, m in _positions(num_envs=16, steps=30)][::3]
+    unbounded = [agent.act(o, m) for o, m in positions]
+    assert max(sizes) > 64
+    monkeypatch.setattr(search, "MAX_ROLLOUT_MATCHES", 64)
+    sizes.clear()
+    assert all(np.array_equal(agent.act(o, m), want) for (o, m), want in zip(positions, unbounded, strict=True))
+    assert sizes and max(sizes) <= 64
+
+
+def test_the_largest_allowed_search_fits_one_batch_per_row():
+    """A row is never split across batches, so the bound must hold the largest row the options allow."""
+    from hollywood_gin_env.agents.search import LIMITS, MAX_ROLLOUT_MATCHES
+
+    most_candidates = LIMITS["candidates"][1] + 3  # the discards, plus the base's, expert's and the knock
+    assert most_candidates * LIMITS["rollouts"][1] <= MAX_ROLLOUT_MATCHES

@@ -26,7 +26,8 @@ The agent reads only the observation and the mask (never the engine of the match
 rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
 block must agree with them. Randomness: each row's determinisations are seeded from the agent's seed and the row's
 observation, so the same position gets the same decision whatever batch it arrives in (the same results with any
-number of evaluation workers).
+number of evaluation workers). Memory: a call's rollouts are played `MAX_ROLLOUT_MATCHES` at a time (whole rows per
+batch, so the decisions do not depend on the bound).
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ from hollywood_gin_env.threads import KernelThreads, pool
 ROLLOUT_POLICIES = ("greedy", "expert")  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
 DECISIONS = ("all", "knock")  # search every decision with candidates, or only those where a knock is legal
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
+# rollout matches held at once (about 4 KB each with their observations): a call's rows are searched in batches of
+# at most this many, so memory is bounded whatever the batch and the options (the largest row is 14 * 1024 matches)
+MAX_ROLLOUT_MATCHES = 2**15
 MAX_ROLLOUT_STEPS = 400  # a hand ends within 2 * 31 draws and their discards; far above any real hand
 BELIEF_SWAPS = 100  # Metropolis steps of the tilted belief; rounds fifteen and sixteen measured the tilt at this many
 DEFAULTS = {
@@ -286,7 +290,9 @@ def parse_search_spec(text: str) -> dict[str, object]:
 
 
 def _number(text: str, kind: type) -> int | float | None:
-    """text as an int (digits only) or a finite float; None if it is not one."""
+    """text as an int (ASCII digits only) or a finite float (ASCII only); None if it is not one."""
+    if not text.isascii():  # int() and float() read other scripts' digits; isdigit() also passes a superscript
+        return None
     if kind is int:
         return int(text) if text.isdigit() else None
     try:
@@ -349,9 +355,23 @@ class SearchAgent(Agent):
         search = np.flatnonzero(searched)
         if search.size == 0:
             return out
+        seeds = self._row_seeds(observations)
+        for rows in rollout_batches(search, counts, self.rollouts, MAX_ROLLOUT_MATCHES):
+            self._search_rows(rows, observations, cands, counts, seeds, out)
+        return out
+
+    def _search_rows(
+        self,
+        search: np.ndarray,
+        observations: np.ndarray,
+        cands: np.ndarray,
+        counts: np.ndarray,
+        seeds: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        """Roll out every candidate of the rows `search` and write each row's choice to out."""
         row_of, cand_of, rollout_of = rollout_layout(search, counts, self.rollouts)
         arrays = EngineState.allocate(row_of.size).arrays()
-        seeds = self._row_seeds(observations)
         deal_all(observations, row_of, rollout_of, seeds, self.tilt, arrays, self.params)
         values = rollout_scores(
             arrays,
@@ -367,7 +387,6 @@ class SearchAgent(Agent):
                 r, confident_best(values[start : start + size].reshape(counts[r], self.rollouts), self.confidence)
             ]
             start += size
-        return out
 
     def _row_seeds(self, observations: np.ndarray) -> np.ndarray:
         """uint64 per row from the agent's seed and the row's bytes (module docstring)."""
@@ -456,6 +475,19 @@ def _score(s: EngineState, ended: np.ndarray, seats: np.ndarray, values: np.ndar
     winner, points = s.last_hand[ended, R_WINNER], s.last_hand[ended, R_POINTS]
     sign = np.where(winner == seats[ended], 1.0, np.where(winner < 0, 0.0, -1.0))
     values[ended] = sign * points
+
+
+def rollout_batches(search: np.ndarray, counts: np.ndarray, rollouts: int, limit: int) -> list[np.ndarray]:
+    """The rows `search` in order, split into runs whose rollout matches (counts * rollouts each) add up to at most
+    `limit`; a row is never split (its matches share determinisations), so a row over the limit is a run alone."""
+    batches, start, total = [], 0, 0
+    for i, size in enumerate(counts[search] * rollouts):
+        if total + size > limit and i > start:
+            batches.append(search[start:i])
+            start, total = i, 0
+        total += size
+    batches.append(search[start:])
+    return batches
 
 
 def rollout_layout(search: np.ndarray, counts: np.ndarray, rollouts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
