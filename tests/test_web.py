@@ -108,7 +108,7 @@ def server(
 
 
 def new_match(client: TestClient) -> tuple[str, dict[str, Any]]:
-    response = client.post("/api/matches")
+    response = client.post("/api/matches", json={})
     assert response.status_code == 201, response.text
     return response.json()["id"], response.json()["state"]
 

@@ -1,7 +1,7 @@
 """The ASGI app of `python play.py --web`: one page and a small JSON API over the server's matches.
 
     GET  /                               the page (static/index.html; its script and style from /static)
-    POST /api/matches                    a new match: 201 {"id", "state"}
+    POST /api/matches                    {} -> a new match: 201 {"id", "state"}
     GET  /api/matches/{id}               {"state"}: the table as the human may know it (view.table_view)
     POST /api/matches/{id}/move          {"seq", "action", "card"?} -> {"state"}: a click
     POST /api/matches/{id}/command       {"seq", "text"} -> {"state", "message"}: a typed terminal command
@@ -10,20 +10,25 @@
 A click is turned into the terminal's command text and read by the same parser (`commands.parse_command`), so
 both front ends accept and refuse exactly the same moves with the same words. Every refusal is a 4xx with
 {"error": message} and leaves the match as it was: 400 a malformed request, 404 no such match, 409 a move that
-is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415 not JSON.
+is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415 not JSON, 408 a body that did
+not arrive within BODY_SECONDS, 429 the server's limit of matches started. Every POST must be JSON (so a cross-site
+form or no-cors fetch, which cannot send it, is refused) and, if the browser names where it comes from (`Origin`,
+`Sec-Fetch-Site`), come from the page's own address: 403 otherwise. The Host header must name an allowed host
+(DNS rebinding; a bracketed IPv6 address such as `[::1]:8000` is read as `::1`): 400 otherwise.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -34,10 +39,13 @@ from hollywood_gin_env.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.narrate import hand_events, move_sentences
 from hollywood_gin_env.render import sheet_text
 from hollywood_gin_env.session import SessionError
-from hollywood_gin_env.web.matches import Entry, Matches
+from hollywood_gin_env.web.matches import Entry, Matches, MatchLimitError
 from hollywood_gin_env.web.view import table_view
 
 MAX_BODY = 4096  # the largest real request is about 60 bytes
+BODY_SECONDS = 10.0  # a real body arrives at once with its headers; a stalled one must not hold its connection
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # requests that change nothing: no origin check
+SAME_ORIGIN_FETCHES = ("same-origin", "none")  # Sec-Fetch-Site values of the page's own requests (none: typed URL)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 CLICKS = ("take", "pass", "draw", "discard", "knock", "next")
 CARD_CLICKS = ("discard", "knock")  # a card is required; `take` may name the face-up card
@@ -80,15 +88,66 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
 
 
-async def read_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, at most MAX_BODY bytes; RequestError otherwise."""
-    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise RequestError(415, "Send the request as JSON (Content-Type: application/json).")
+def host_name(authority: str) -> str:
+    """The host of a Host header or an origin's authority, lower case and without the port: `[::1]:8000` -> `::1`."""
+    value = authority.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def refusal(method: str, headers: Headers, allowed_hosts: Sequence[str] | None) -> RequestError | None:
+    """Why the server refuses a request before reading it (a Host it does not serve, a cross-origin change); None."""
+    host = headers.get("host", "")
+    if allowed_hosts is not None and host_name(host) not in allowed_hosts:
+        return RequestError(400, f"Host {host!r:.80} is not served here: use {' or '.join(allowed_hosts)}.")
+    if method in SAFE_METHODS:
+        return None
+    origin, site = headers.get("origin"), headers.get("sec-fetch-site")
+    if origin is not None and origin.strip().lower() != f"http://{host.strip().lower()}":
+        return RequestError(
+            403, f"Refused a cross-origin request: Origin {origin:.80} is not this page's address (http://{host:.80})."
+        )
+    if site is not None and site.strip().lower() not in SAME_ORIGIN_FETCHES:
+        return RequestError(403, f"Refused a cross-origin request: Sec-Fetch-Site {site:.40} (only the page may move).")
+    return None
+
+
+class RequestGuard:
+    """ASGI middleware refusing, before the app reads anything, what `refusal` refuses (a JSON error reply)."""
+
+    def __init__(self, app: Any, allowed_hosts: Sequence[str] | None) -> None:
+        self.app, self.allowed_hosts = app, allowed_hosts
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        error = None
+        if scope["type"] == "http":
+            error = refusal(scope["method"], Headers(scope=scope), self.allowed_hosts)
+        if error is None:
+            await self.app(scope, receive, send)
+        else:
+            await reply({"error": error.message}, error.status)(scope, receive, send)
+
+
+async def _collect(request: Request) -> bytes:
+    """The request's body, at most MAX_BODY bytes; RequestError (413) beyond."""
     body = b""
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_BODY:
             raise RequestError(413, f"The request is over {MAX_BODY} bytes; a move is a few dozen.")
+    return body
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, at most MAX_BODY bytes, arrived within BODY_SECONDS; RequestError otherwise."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise RequestError(415, "Send the request as JSON (Content-Type: application/json).")
+    try:
+        body = await asyncio.wait_for(_collect(request), BODY_SECONDS)
+    except TimeoutError:
+        raise RequestError(408, f"The request's body did not arrive within {BODY_SECONDS:g} s.") from None
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
@@ -102,7 +161,8 @@ def check_keys(data: dict[str, Any], allowed: Sequence[str]) -> None:
     """RequestError (400) if the request holds a key that is not allowed."""
     extra = sorted(str(k) for k in data if k not in allowed)
     if extra:
-        raise RequestError(400, f"Unknown field {', '.join(extra)!s:.80}: a request holds {', '.join(allowed)}.")
+        holds = ", ".join(allowed) or "nothing ({})"
+        raise RequestError(400, f"Unknown field {', '.join(extra)!s:.80}: this request holds {holds}.")
 
 
 def check_seq(data: dict[str, Any], entry: Entry) -> None:
@@ -193,7 +253,8 @@ def table_command(entry: Entry, kind: str) -> list[str]:
 
 
 def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
-    """The app serving `matches`; requests naming another host than allowed_hosts are refused (DNS rebinding)."""
+    """The app serving `matches`; requests naming another host than allowed_hosts (None: any) are refused (DNS
+    rebinding), and so are cross-origin requests that would change something."""
 
     def state(entry: Entry) -> dict[str, Any]:
         return table_view(entry.session, entry.seq)
@@ -202,7 +263,11 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
 
     async def new_match(request: Request) -> Response:
-        match_id = matches.create()
+        check_keys(await read_body(request), ())  # JSON only: a cross-site simple request cannot start matches
+        try:
+            match_id = matches.create()
+        except MatchLimitError as error:
+            raise RequestError(429, str(error)) from None
         return reply({"id": match_id, "state": state(matches.get(match_id))}, 201)
 
     async def show(request: Request) -> Response:
@@ -252,8 +317,6 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
         Route("/api/matches/{match_id}/hint", hint, methods=["GET"]),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders)]
-    if allowed_hosts is not None:
-        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+    middleware = [Middleware(SecurityHeaders), Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
     handlers = {RequestError: refused, HTTPException: refused, Exception: failed}
     return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)

@@ -20,6 +20,7 @@ from hollywood_gin_env.game import Game
 from hollywood_gin_env.session import Session, choose_seat
 
 MAX_MATCHES = 32  # matches kept in memory; the least recently used one goes first (its save file stays)
+MAX_CREATED = 256  # matches one server starts, so the save files they write are bounded too (a restart resets it)
 ID_BYTES = 24
 ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}")
 
@@ -32,15 +33,28 @@ class Entry:
     seq: int = 0
 
 
-class Matches:
-    """Matches by id; `create()` makes one with `make_session(n)` (n counts the matches made, from 0)."""
+class MatchLimitError(RuntimeError):
+    """The server has started as many matches as it may; the message says so and what to do."""
 
-    def __init__(self, make_session: Callable[[int], Session], limit: int = MAX_MATCHES) -> None:
-        self._make, self._limit, self._made = make_session, limit, 0
+
+class Matches:
+    """Matches by id; `create()` makes one with `make_session(n)` (n counts the matches made, from 0), at most
+    `created_limit` in all, at most `limit` kept."""
+
+    def __init__(
+        self, make_session: Callable[[int], Session], limit: int = MAX_MATCHES, created_limit: int = MAX_CREATED
+    ) -> None:
+        self._make, self._limit, self._made, self._created_limit = make_session, limit, 0, created_limit
         self._entries: OrderedDict[str, Entry] = OrderedDict()
 
     def create(self) -> str:
-        """Make the next match, let the bot open it if it is to act, and return its new id."""
+        """Make the next match, let the bot open it if it is to act, and return its new id; MatchLimitError if this
+        server has made `created_limit` already."""
+        if self._made >= self._created_limit:
+            raise MatchLimitError(
+                f"This server has started {self._made} matches, its limit: restart python play.py --web for more "
+                "(your saved matches resume with --resume)."
+            )
         session = self._make(self._made)
         self._made += 1
         session.advance()

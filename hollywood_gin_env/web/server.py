@@ -5,11 +5,15 @@ from __future__ import annotations
 import socket
 import webbrowser
 from collections.abc import Callable
+from typing import Any
 
 import uvicorn
 
 from hollywood_gin_env.web.app import LOOPBACK_HOSTS, create_app
 from hollywood_gin_env.web.matches import Matches
+
+KEEP_ALIVE_SECONDS = 5  # a page's requests come in bursts; an idle connection is closed soon after
+MAX_CONNECTIONS = 64  # a page opens a handful; beyond this many at once uvicorn answers 503
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -44,6 +48,18 @@ def exposure_warning(host: str) -> str | None:
     )
 
 
+def server_config(app: Any) -> uvicorn.Config:
+    """uvicorn's settings: quiet, an idle connection closed after KEEP_ALIVE_SECONDS, and 503 beyond
+    MAX_CONNECTIONS concurrent connections (with the app's body timeout, stalled clients hold few descriptors)."""
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        limit_concurrency=MAX_CONNECTIONS,
+    )
+
+
 def serve(matches: Matches, host: str, port: int, open_browser: bool, say: Callable[[str], None] = print) -> int:
     """Serve the page for `matches` (its first match made now) until interrupted; 0 when stopped."""
     warning = exposure_warning(host)
@@ -55,9 +71,8 @@ def serve(matches: Matches, host: str, port: int, open_browser: bool, say: Calla
     if open_browser:
         webbrowser.open(url)
     allowed = LOOPBACK_HOSTS if warning is None else None  # beyond loopback the Host header can be anything
-    config = uvicorn.Config(create_app(matches, allowed), log_level="warning", access_log=False)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(server_config(create_app(matches, allowed))).run(sockets=[sock])
     finally:
         sock.close()
     return 0

@@ -68,7 +68,7 @@ function move(action, card) {
 function newMatch() {
   if (state && !state.match_end && !confirm("Leave this match and start a new one?")) return;
   return act(async () => {
-    const data = await call("POST", "/api/matches");
+    const data = await call("POST", "/api/matches", {});
     matchId = data.id;
     history.replaceState(null, "", `#${matchId}`);
     state = data.state;
