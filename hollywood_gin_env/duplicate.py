@@ -16,6 +16,12 @@ for each chunk from (seed, pair index, chunk index) (`chunk_agent_seeds`).
 
 Illegal actions: an action outside the mask (or outside 0..106) is counted against its agent and
 replaced by the lowest-numbered legal action, so the run goes on; the counts are in the table and JSON.
+
+Decision cap: the rules let a hand go on for ever (two agents that always take the face-up card never draw
+from the stock), so a match that reaches `max_decisions` decisions (both players' together; default
+MAX_MATCH_DECISIONS, twelve times the longest of 60 random-vs-random matches) is stopped there and counted
+as aborted: a match won by neither (a draw for the match-win figures), its games closed so far kept, the hand in
+play not scored. Real play never comes near it, so the rules of normal play are unchanged.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDE
 from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, R_KIND, R_KNOCKER, R_POINTS, R_TURNS, R_WINNER
 from hollywood_gin_env.threads import check_num_threads
 
+MAX_MATCH_DECISIONS = 1_000_000  # random vs random (the longest real play): 32,000 a match, the longest of 60: 81,166
 CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
 #: The columns of a hand row (`play_hands`): the kind (scoring.KIND_*), the winner and the knocker (1 for A, 0 for B,
 #: -1 for none: a dead hand), A's points (negative when B won them; 0 for a dead hand), the hand's turns.
@@ -67,6 +74,7 @@ class PairRecord:
     dead_hands: int = 0
     illegal: list[int] = field(default_factory=_two)  # illegal actions of A and B
     decisions: list[int] = field(default_factory=_two)
+    aborted: int = 0  # matches stopped at the decision cap (module docstring), won by neither
     seconds: float = 0.0  # time spent playing, summed over chunks (wherever they ran)
 
     def merge(self, other: PairRecord) -> PairRecord:
@@ -181,9 +189,16 @@ class _Table:
     """The batch being played: the engine, A's seats, and the observation/action buffers."""
 
     def __init__(
-        self, deals: tuple[np.ndarray, np.ndarray, np.ndarray], rules: Rules | None, num_threads: int | None = None
+        self,
+        deals: tuple[np.ndarray, np.ndarray, np.ndarray],
+        rules: Rules | None,
+        max_decisions: int = MAX_MATCH_DECISIONS,
+        num_threads: int | None = None,
     ) -> None:
         seeds, dealers, self.seat_a = deals
+        self.max_decisions = max_decisions
+        self.decisions = np.zeros(len(seeds), dtype=np.int64)  # per match, both players
+        self.aborted = np.zeros(len(seeds), dtype=np.bool_)
         self.engine = Engine(len(seeds), rules, num_threads)
         self.engine.new_matches(seeds=seeds, first_dealers=dealers)
         self.obs = np.zeros((len(seeds), OBS_SIZE), dtype=np.float32)
@@ -191,8 +206,9 @@ class _Table:
         self.actions = np.zeros(len(seeds), dtype=np.int64)
 
     def step(self, agents: tuple[AgentProtocol, AgentProtocol], record: PairRecord) -> np.ndarray:
-        """Every unfinished match takes one action of its player to act; returns the rows of hands that ended."""
-        engine, active = self.engine, ~self.engine.done
+        """Every unfinished match takes one action of its player to act; returns the rows of hands that ended. A
+        match that reaches max_decisions is aborted (module docstring)."""
+        engine, active = self.engine, ~self.engine.done & ~self.aborted
         players = engine.current_player.copy()
         encode_rows(engine.threads, players, active, engine.arrays, engine.params, self.obs, self.masks)
         for side, agent in enumerate(agents):
@@ -204,13 +220,21 @@ class _Table:
         engine.step(self.actions, active)
         if engine.illegal[active].any():  # every action was checked against the mask above
             raise RuntimeError("the engine refused an action its own legal mask allowed")
+        self.decisions[active] += 1
+        self.aborted |= active & ~engine.done & (self.decisions >= self.max_decisions)
         return _hand_rows(engine, engine.hand_over & active, self.seat_a)
+
+    @property
+    def finished(self) -> bool:
+        """True when every match is over or aborted."""
+        return bool((self.engine.done | self.aborted).all())
 
     def add_matches(self, record: PairRecord) -> None:
         """Add the finished batch's match and game results to the record."""
         state, seat_a = self.engine.state, self.seat_a
         game_winner = state.game_winner[:, : self.engine.rules.num_games]
         record.matches += len(seat_a)
+        record.aborted += int(self.aborted.sum())
         record.match_wins_a += int((state.match[:, M_WINNER] == seat_a).sum())
         record.games[0] += int((game_winner == seat_a[:, None]).sum())
         record.games[1] += int((game_winner == 1 - seat_a[:, None]).sum())
@@ -226,15 +250,19 @@ def play_hands(
     on_step: Callable[[int], object] | None = None,
     num_threads: int | None = None,
     names: tuple[str, str] | None = None,
+    max_decisions: int = MAX_MATCH_DECISIONS,
 ) -> tuple[PairRecord, np.ndarray]:
     """Play matches [start, stop) as `play_chunk` does: the record of their matches, games and decisions (no hand
     totals yet), and one row per hand played (columns `HAND_COLUMNS`: A's side is 1, B's 0)."""
-    table = _Table(duplicate_deals(num_matches, seed, start, stop), rules, num_threads)
+    if type(max_decisions) is not int or max_decisions < 1:
+        raise ValueError(f"max_decisions={max_decisions!r} is not allowed: use a whole number >= 1")
+    deals = duplicate_deals(num_matches, seed, start, stop)
+    table = _Table(deals, rules, max_decisions=max_decisions, num_threads=num_threads)
     record, hands = PairRecord(*(names or (agents[0].name, agents[1].name))), []
-    while not table.engine.done.all():
+    while not table.finished:
         hands.append(table.step(agents, record))
         if on_step is not None:
-            on_step(int(table.engine.done.sum()))
+            on_step(int((table.engine.done | table.aborted).sum()))
     table.add_matches(record)
     return record, np.concatenate(hands) if hands else np.zeros((0, len(HAND_COLUMNS)), dtype=np.int64)
 
@@ -249,15 +277,19 @@ def play_chunk(
     on_step: Callable[[int], object] | None = None,
     num_threads: int | None = None,
     names: tuple[str, str] | None = None,
+    max_decisions: int = MAX_MATCH_DECISIONS,
 ) -> PairRecord:
     """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
 
-    `on_step(finished)` is called after every step with the number of this chunk's matches finished. The engine
-    runs on `num_threads` kernel threads (default: the CPUs this process may use); the results do not depend on it.
-    The record names the agents `names` (the report's labels), by default the agents' own names.
+    `on_step(finished)` is called after every step with the number of this chunk's matches finished (or aborted
+    at `max_decisions` decisions: module docstring). The engine runs on `num_threads` kernel threads (default: the
+    CPUs this process may use); the results do not depend on it. The record names the agents `names` (the report's
+    labels), by default the agents' own names.
     """
     begin = time.perf_counter()
-    record, hands = play_hands(agents, num_matches, seed, start, stop, rules, on_step, num_threads, names)
+    record, hands = play_hands(
+        agents, num_matches, seed, start, stop, rules, on_step, num_threads, names, max_decisions
+    )
     _add_hands(record, hands)
     record.seconds = time.perf_counter() - begin
     return record

@@ -122,6 +122,7 @@ def summarize_pair(record: PairRecord) -> dict[str, Any]:
         "turns_per_hand": record.turns / n if n else 0.0,
         "illegal_actions": list(record.illegal),
         "decisions": list(record.decisions),
+        "aborted_matches": record.aborted,
         "seconds": round(record.seconds, 2),
     }
 
@@ -402,6 +403,12 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"  {r['agent']:<{name_width}}{r['rating']:>+8.0f}   [{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]")
     if any(sum(p["illegal_actions"]) for p in pairs):
         lines.append(f"WARNING: illegal actions were {ILLEGAL_POLICY} (column 'illegal', A/B)")
+    for p in report["pairs"]:
+        if p.get("aborted_matches"):
+            lines.append(
+                f"WARNING: {p['agent_a']} vs {p['agent_b']}: {p['aborted_matches']} matches were stopped at the cap "
+                "on decisions per match (never ending; counted as won by neither; docs/EVALUATION.md)"
+            )
     return "\n".join(lines)
 
 
