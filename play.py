@@ -48,14 +48,18 @@ def opening_line(session: Session) -> str:
         where = f"resuming hand {game.hand_number}"
     else:
         where = "you deal first" if game.dealer == human else "the bot deals first"
-    return f"You play {session.opponent_label} from seat {human} ({where}). Type help for the commands, hint for help."
+    return (
+        f"You play {session.opponent_label} from seat {human} ({where}). Type help for the commands; "
+        "hint asks the bot what it would do."
+    )
 
 
 class Table:
     """The terminal front end of a `Session`: shows the table on a rich console and reads typed commands."""
 
-    def __init__(self, session: Session, console: Console) -> None:
+    def __init__(self, session: Session, console: Console, pause: bool = True) -> None:
         self.session, self.game, self.console = session, session.game, console
+        self.pause = pause  # wait for Enter after a hand's end, so its result is read before the next deal
         self.names = session.names
         self.shown = len(self.game.events)
         self.drawn_at = -1  # the event count when the table was last shown: redraw it only after a move
@@ -76,6 +80,9 @@ class Table:
                 self.console.rule(f"Hand {hand} ends")
                 for line in hand_end_lines(events, i, self.game.rules, self.names, self.session.human):
                     self.console.print(line)
+                self.shown = i + 1
+                if self.pause and not self.game.done:
+                    self.console.input("Enter: deal the next hand ")
         self.shown = len(events)
 
     def moved(self) -> None:
@@ -150,7 +157,7 @@ class Table:
 def replay(path: str, console: Console) -> int:
     """Step through a saved match showing both hands: Enter for the next move, q to stop."""
     final, human, _ = load_match(path)
-    view = Table(Session(Game.replay(final.events[:1]), human, "random"), console)
+    view = Table(Session(Game.replay(final.events[:1]), human, "random"), console, pause=False)
     actions = final.actions_played()
     for step, action in enumerate(actions):
         console.print(table(view.game.snapshot(), None, view.names))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from hollywood_gin_env.cards import RANKS, SUITS, card_name, parse_card
 from hollywood_gin_env.melds import min_deadwood
-from hollywood_gin_env.narrate import hand_events
+from hollywood_gin_env.narrate import display_order, example_discard, hand_events
 from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 if TYPE_CHECKING:
@@ -39,15 +39,35 @@ WORDS = {
 }
 TABLE_COMMANDS = ("hint", "sheet", "log", "help", "quit")
 CARD_HELP = f"a card is a rank ({' '.join(RANKS)}, or 10) and a suit ({' '.join(SUITS)}): 7h, 10d, TD, as"
-HELP = f"""Commands (any case):
-  d, draw            draw from the stock
-  t, take            take the face-up card (the upcard during the offer)
-  p, pass            pass the upcard (the offer only), or let the last discard go
-  7h, discard 7h     discard a card ({CARD_HELP})
-  k 7h, knock 7h     knock, discarding 7H (gin 7h: the same knock, when it leaves no deadwood)
-  hint               what the bot would do here, and the deadwood each discard would leave
-  sheet, log         the Hollywood score sheet; this hand's moves
-  help, quit         this list; leave (offering to save)"""
+#: (what to type, what it does) of every command; the page leaves out the rows that apply to the terminal only.
+HELP_ROWS = (
+    ("d, draw", "draw from the stock"),
+    ("t, take", "take the face-up card (the upcard during the offer)"),
+    ("p, pass", "pass the upcard (the offer only), or let the last discard go"),
+    ("7h, discard 7h", "discard a card"),
+    ("k 7h, knock 7h", "knock, discarding 7H"),
+    ("gin 7h", "the same knock, when it leaves no deadwood"),
+    ("hint", "what the bot would do here, and the deadwood each discard would leave"),
+    ("sheet, log", "the Hollywood score sheet; this hand's moves"),
+    ("help", "this list"),
+    ("quit", "leave (offering to save)"),
+)
+TERMINAL_ONLY = ("quit",)
+HELP = "\n".join(
+    [
+        "Commands (any case):",
+        *(f"  {typed:<18} {meaning}" for typed, meaning in HELP_ROWS),
+        f"{CARD_HELP[0].upper()}{CARD_HELP[1:]}.",
+    ]
+)
+
+
+def help_lines(terminal: bool = True) -> list[str]:
+    """The help as lines: the terminal's columns, or for the page "typed: meaning" lines without `quit`."""
+    if terminal:
+        return HELP.splitlines()
+    rows = [f"{typed}: {meaning}" for typed, meaning in HELP_ROWS if typed not in TERMINAL_ONLY]
+    return ["Commands (any case):", *rows, HELP.splitlines()[-1]]
 
 
 class CommandError(ValueError):
@@ -75,16 +95,19 @@ def action_words(action: int, game: Game) -> str:
 
 
 def legal_summary(game: Game) -> str:
-    """What the player to act may do now, as commands."""
+    """What the player to act may do now, as commands; cards in the order the table shows the hand."""
     legal = game.legal_actions()
     keys = {ACTION_DRAW_STOCK: "d", ACTION_TAKE: "t", ACTION_PASS: "p"}
     plain = [f"{action_words(a, game)} ({keys[a]})" for a in legal if a in keys]
-    discards = [card_name(a - DISCARD_BASE) for a in legal if DISCARD_BASE <= a < KNOCK_BASE]
-    knocks = [card_name(a - KNOCK_BASE) for a in legal if a >= KNOCK_BASE]
-    if discards:
-        plain.append(f"discard one of {' '.join(discards)} (e.g. {discards[0].lower()})")
-    if knocks:
-        plain.append(f"knock discarding one of {' '.join(knocks)} (knock {knocks[0].lower()})")
+    hand = game.hand(game.current_player) if not game.done else []
+    for base, words in (
+        (DISCARD_BASE, "discard one of {} (e.g. {})"),
+        (KNOCK_BASE, "knock discarding one of {} (knock {})"),
+    ):
+        cards = [c for c in display_order(hand) if base + c in legal]
+        if cards:
+            names = " ".join(card_name(c) for c in cards)
+            plain.append(words.format(names, card_name(example_discard(hand, cards)).lower()))
     return "Legal now: " + "; ".join(plain) + "." if plain else "Nothing is legal: the match is over."
 
 
@@ -136,9 +159,18 @@ def parse_command(text: str, game: Game, player: int) -> Command:
     return Command("play", _action(kind, word, args, game, player))
 
 
+def example_card(word: str, game: Game) -> int:
+    """A card to show in an example of `word`: the face-up card to take, else the card the player would discard."""
+    hand, legal = game.hand(game.current_player), game.legal_actions()
+    if WORDS[word] == "take" and game.discard_pile:
+        return game.discard_pile[-1]
+    allowed = [c for c in hand if {DISCARD_BASE + c, KNOCK_BASE + c} & set(legal)]
+    return example_discard(hand, allowed or hand)
+
+
 def _one_card(word: str, args: list[str], game: Game) -> int:
     if len(args) != 1:
-        example = card_name(game.hand(game.current_player)[0]).lower()
+        example = card_name(example_card(word, game)).lower()
         got = f"got {len(args)}: {' '.join(args)}" if args else "got none"
         raise CommandError(f"{word} takes one card, e.g. {word} {example} ({got}). {legal_summary(game)}")
     return parse_card_token(args[0])
@@ -196,7 +228,10 @@ def why_not(kind: str, card: int | None, game: Game, player: int) -> str:
         return f"You don't hold {card_name(card)}."
     if card == _taken_this_turn(game, player) and not game.rules.allow_rediscard_taken_card:
         return f"You took {card_name(card)} from the pile this turn and may not discard it (RULES.md R9)."
-    if kind in ("knock", "gin"):
+    if kind == "gin":
+        left = min_deadwood([c for c in held if c != card])
+        return f"Gin needs 0 deadwood: discarding {card_name(card)} leaves {left}."
+    if kind == "knock":
         left = min_deadwood([c for c in held if c != card])
         return (
             f"You can't knock discarding {card_name(card)}: it leaves deadwood {left}, over the limit of "

@@ -12,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from hollywood_gin_env.cards import card_name, rank_of, suit_of
+from hollywood_gin_env.melds import arrange, min_deadwood
 from hollywood_gin_env.rules import Rules
 
 #: Four-colour deck: hearts red, diamonds blue, clubs green, spades in the terminal's own colour.
@@ -34,6 +35,23 @@ def cards_text(cards: Iterable[int], sep: str = " ") -> Text:
 def by_rank(cards: Iterable[int]) -> list[int]:
     """Cards ordered by rank, then suit (how a player sorts them)."""
     return sorted(cards, key=lambda c: (rank_of(c), suit_of(c)))
+
+
+def sorted_melds(melds: Iterable[Iterable[int]]) -> list[list[int]]:
+    """Melds each by rank, ordered by their lowest rank (as the table shows them)."""
+    return sorted((by_rank(m) for m in melds), key=lambda m: rank_of(m[0]))
+
+
+def display_order(cards: Iterable[int]) -> list[int]:
+    """A hand's cards in the order the table shows them: its best melds (`sorted_melds`), then its deadwood by rank."""
+    melds, deadwood = arrange(list(cards))
+    return [c for m in sorted_melds(melds) for c in m] + by_rank(deadwood)
+
+
+def example_discard(hand: Sequence[int], allowed: Sequence[int]) -> int:
+    """Of `allowed` (cards of `hand`, at least one), the one a player would discard: the one that leaves the least
+    deadwood, of those the highest rank (so an example never breaks up a meld for nothing)."""
+    return min(allowed, key=lambda c: (min_deadwood([x for x in hand if x != c]), -rank_of(c), suit_of(c)))
 
 
 def poss(name: str) -> str:
@@ -112,9 +130,7 @@ def move_sentences(events: Sequence[Event], viewer: int | None, names: Sequence[
 
 
 def _spread_line(name: str, melds: list[list[int]], deadwood: list[int], count: int, layoffs: Text | None) -> Text:
-    parts = [
-        Text("[") + cards_text(m) + Text("]") for m in sorted((by_rank(m) for m in melds), key=lambda m: rank_of(m[0]))
-    ]
+    parts = [Text("[") + cards_text(m) + Text("]") for m in sorted_melds(melds)]
     if layoffs is not None:
         parts.append(layoffs)
     if deadwood:

@@ -22,6 +22,7 @@ from hollywood_gin_env.narrate import (
     by_rank,
     card_text,
     cards_text,
+    example_discard,
     hand_events,
     move_sentences,
     poss,
@@ -69,10 +70,12 @@ def phase_words(game: TableSnapshot, player: int) -> str:
     if game.phase == "discard":
         discards = [a - DISCARD_BASE for a in legal if DISCARD_BASE <= a < KNOCK_BASE]
         knocks = [a - KNOCK_BASE for a in legal if a >= KNOCK_BASE]
-        knock = f" or knock (knock {card_name(knocks[0]).lower()})" if knocks else ""
+        hand = game.hand(player)
+        knock = f" or knock (knock {card_name(example_discard(hand, knocks)).lower()})" if knocks else ""
         if not discards:  # the last discard taken: only a knock is legal
-            return f"you hold {len(game.hand(player))} cards: knock (knock {card_name(knocks[0]).lower()})"
-        return f"you hold {len(game.hand(player))} cards: discard one (e.g. {card_name(discards[0]).lower()}){knock}"
+            return f"you hold {len(hand)} cards: knock (knock {card_name(example_discard(hand, knocks)).lower()})"
+        example = card_name(example_discard(hand, discards)).lower()
+        return f"you hold {len(hand)} cards: discard one (e.g. {example}){knock}"
     if game.phase == "last_discard":
         return f"the stock is down to {game.stock_size}: take {top} only to knock (t), or pass (p) and the hand is dead"
     return game.phase

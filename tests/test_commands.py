@@ -102,7 +102,7 @@ def test_knock_and_gin_forms():
     with pytest.raises(CommandError, match=r"Discarding AS leaves deadwood 10: that is a knock, not gin \(knock as\)"):
         parse_command("gin as", gin_game, 1)  # 2S 3S 4S stays a run; KC = 10 is left
     assert parse_command("knock as", gin_game, 1) == Command("play", KNOCK_BASE + parse_card("AS"))
-    with pytest.raises(CommandError, match="can't knock discarding 7S: it leaves deadwood 24"):
+    with pytest.raises(CommandError, match="Gin needs 0 deadwood: discarding 7S leaves 24"):
         parse_command("gin 7s", gin_game, 1)  # the set breaks: 7C 7D and KC are left, 7 + 7 + 10 = 24
     assert state(gin_game) == before
 

@@ -82,10 +82,12 @@ def test_the_table_an_illegal_command_and_a_hand_to_its_scored_end(tmp_path):
     assert "Your hand: [3H 4H 5H]  [8S 8D 8C]  [JS QS KS]  2C 9D   deadwood 11" in shown
     assert not set(CARD.findall(shown)) & set(BOT_CARDS.split()), "a hidden card of the bot was shown"
     child.sendline("knock 9d")
-    end = screen(child)
+    end = screen(child, "Enter: deal the next hand ")  # the result stays on screen until Enter
     assert "You took 2C from the pile and knocked, discarding 9D." in end
     assert "laid off 6H on 3H 4H 5H" in end and "5S 7D 7C 9S KH   deadwood 38" in end
     assert "Knock: 38 \u2212 2 = 36 points to you, entered in game 1." in end
+    child.sendline("")  # Enter: the next hand's table, with the score sheet
+    end = screen(child)
     assert re.search(r"G1: (You  36 \(1\)   Bot   0 \(0\)|Bot   0 \(0\)   You  36 \(1\))   open", end)
     leave(child, "Save the match to a file before leaving?")
     assert list(tmp_path.iterdir()) == []

@@ -35,7 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hollywood_gin_env.cards import card_name, parse_card
-from hollywood_gin_env.commands import HELP, CommandError, parse_command
+from hollywood_gin_env.commands import CommandError, help_lines, parse_command
 from hollywood_gin_env.narrate import hand_events, move_sentences
 from hollywood_gin_env.render import sheet_text
 from hollywood_gin_env.session import SessionError
@@ -245,7 +245,7 @@ def table_command(entry: Entry, kind: str) -> list[str]:
         return [m.plain for m in moves] or ["No moves yet this hand."]
     if kind == "help":
         return [
-            *HELP.splitlines(),
+            *help_lines(terminal=False),
             "On the page: click a card to discard it, the stock to draw, the face-up card "
             "to take it; the knock buttons under your cards knock.",
         ]

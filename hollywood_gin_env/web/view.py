@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hollywood_gin_env.cards import card_name, rank_of
+from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.melds import arrange, min_deadwood
-from hollywood_gin_env.narrate import by_rank, hand_end_lines, hand_events, move_sentences, public_took
+from hollywood_gin_env.narrate import by_rank, hand_end_lines, hand_events, move_sentences, public_took, sorted_melds
 from hollywood_gin_env.render import RECENT_PILE, turn_line
 from hollywood_gin_env.session import Session
 from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
@@ -24,11 +24,6 @@ WHO = ("you", "bot")  # how the page names the two players, whatever their seats
 def names(cards: Sequence[int]) -> list[str]:
     """Card names, in the given order."""
     return [card_name(c) for c in cards]
-
-
-def sorted_melds(melds: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Melds each by rank, ordered by their lowest rank (as the terminal shows them)."""
-    return sorted((by_rank(m) for m in melds), key=lambda m: rank_of(m[0]))
 
 
 def arranged(cards: Sequence[int]) -> dict[str, Any]:

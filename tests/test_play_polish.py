@@ -1,0 +1,108 @@
+"""What a new player reads in the terminal game: the greeting points to `help`, examples name a card a player would
+discard, `gin` says what gin needs, help fits the screen, the legal cards come in the hand's displayed order, and a
+hand's result waits for Enter before the next deal. The page's `help` lists its commands one per line, without
+`quit`."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from rich.console import Console
+
+import play
+from hollywood_gin_env.cards import card_name
+from hollywood_gin_env.commands import HELP, CommandError, legal_summary, parse_command
+from hollywood_gin_env.game import Game
+from hollywood_gin_env.melds import arrange
+from hollywood_gin_env.render import phase_words, table
+from hollywood_gin_env.session import Session
+from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from tests.test_play import E1_DECK
+
+
+def e1_after_the_take() -> tuple[Game, int]:
+    """RULES.md E1 after the non-dealer (returned) took 2C: it holds 3H 4H 5H, 8S 8D 8C, JS QS KS, 2C 9D."""
+    game = Game(seed=0, deck=E1_DECK)
+    player = game.current_player
+    game.step(ACTION_TAKE)
+    return game, player
+
+
+def test_the_greeting_points_to_help_for_the_commands():
+    """The greeting said "Type help for the commands, hint for help"."""
+    game = Game(seed=0, deck=E1_DECK)
+    line = play.opening_line(Session(game, 0, "greedy"))
+    assert "Type help for the commands" in line and "hint for help" not in line, line
+
+
+def test_every_example_card_is_one_a_player_would_discard():
+    """The examples named the lowest card id (8S, in a meld of three eights) rather than a deadwood card."""
+    game, player = e1_after_the_take()
+    melded = {c for meld in arrange(game.hand(player))[0] for c in meld}
+    legal = [a - DISCARD_BASE for a in game.legal_actions() if DISCARD_BASE <= a < KNOCK_BASE]
+    assert legal[0] in melded  # the old example
+    with pytest.raises(CommandError) as missing:
+        parse_command("discard", game, player)
+    texts = [phase_words(game, player), legal_summary(game), str(missing.value)]
+    for text in texts:
+        examples = re.findall(r"(?:e\.g\.|knock|discard) (\w\w)\b", text.replace("discard one", ""))
+        assert examples and all(e.upper() in {"9D", "2C"} for e in examples), text
+
+
+def test_gin_with_deadwood_says_gin_needs_none():
+    """`gin 3h` said "over the limit of 10" (the knock's words) instead of what gin needs."""
+    game, player = e1_after_the_take()
+    with pytest.raises(CommandError, match=r"Gin needs 0 deadwood: discarding 3H leaves \d+\.") as refused:
+        parse_command("gin 3h", game, player)
+    assert "limit" not in str(refused.value).split("Legal now")[0]
+
+
+def test_help_lines_fit_100_columns():
+    """A help line of about 125 characters wrapped on an ordinary terminal."""
+    assert all(len(line) <= 100 for line in HELP.splitlines()), [len(line) for line in HELP.splitlines()]
+    assert "quit" in HELP and "7h, 10d, TD" in HELP
+
+
+def test_legal_now_lists_cards_in_the_order_the_hand_is_shown():
+    """Legal now listed the cards by suit (8S JS QS KS 3H ...), not as the table shows the hand."""
+    game, player = e1_after_the_take()
+    shown = next(line for line in table(game, player).plain.splitlines() if line.startswith("Your hand:"))
+    order = re.findall(r"\b[A2-9TJQK][SHDC]\b", shown)
+    listed = re.search(r"discard one of ([\w ]+) \(e\.g\.", legal_summary(game)).group(1).split()
+    assert listed == [c for c in order if c != "2C"], (listed, order)  # 2C was taken this turn: not discardable
+
+
+def test_a_hands_result_waits_for_enter_before_the_next_deal():
+    """The next deal's table followed the result at once, scrolling it away; now the terminal waits for Enter."""
+    game = Game(seed=0, deck=E1_DECK)
+    out, asked = io.StringIO(), []
+    console = Console(file=out, width=120)
+    console.input = lambda prompt="": asked.append((prompt, out.getvalue())) or ""
+    terminal = play.Table(Session(game, game.current_player, "greedy"), console)
+    terminal.command("t")
+    terminal.command("knock 9d")
+    terminal.news()
+    assert len(asked) == 1 and "Enter" in asked[0][0], asked
+    assert "points to you" in asked[0][1]  # the result is on screen while it waits
+    assert card_name(game.hand(game.current_player)[0]) not in out.getvalue().split("Hand 1 ends")[1]
+
+
+def test_the_pages_help_lists_one_command_a_line_without_quit():
+    """On the page the help's padded columns ran together and listed `quit`, which does nothing there."""
+    pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
+    from starlette.testclient import TestClient
+
+    from hollywood_gin_env.web.app import create_app
+    from hollywood_gin_env.web.matches import Matches, session_maker
+
+    first = Session(Game(seed=0, deck=E1_DECK), 0, "greedy", hold_hand_ends=True)
+    client = TestClient(create_app(Matches(session_maker(first, "0"))), base_url="http://127.0.0.1")
+    created = client.post("/api/matches", json={}).json()
+    lines = client.post(
+        f"/api/matches/{created['id']}/command", json={"seq": created["state"]["seq"], "text": "help"}
+    ).json()["message"]
+    assert not any(re.search(r"\bquit\b", line) for line in lines), lines
+    rows = [line for line in lines[1:] if line[:1].islower() or line[:1].isdigit()]
+    assert len(rows) >= 8 and all(": " in row and "  " not in row for row in rows), lines
