@@ -126,8 +126,10 @@ def play_hand_by_clicks(page) -> int:
 
 @pytest.mark.browser
 def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
-    """E1 by two clicks (take 2C, knock with 9D) ends the one-game match: the page shows both hands, the layoffs, the
-    score and the series result. Then a new match is played by clicks to the end of its first hand."""
+    """E1 by two clicks (take 2C, knock with 9D) ends the one-game match: the page stops there (the table set aside)
+    and shows both hands, the layoffs, the score and the series result. Then a new match is played by clicks to the
+    end of its first hand. No console error (a missing favicon was one) on the way; before its data arrives the page
+    shows a loading note, not an empty table with a Pass button."""
     executable = chromium()
     from playwright.sync_api import sync_playwright
 
@@ -152,6 +154,7 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
             page = browser.new_page(viewport={"width": 1280, "height": 860})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: m.type == "error" and errors.append(m.text))  # e.g. a 404 favicon
             page.goto(url)
             page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
             assert page.locator("[data-action=discard]:enabled").count() == 0  # only legal moves are enabled
@@ -165,6 +168,7 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
             click(page, "[data-action=knock][data-card='9D']")
             dialog = page.locator("#hand-end")
             dialog.wait_for(state="visible")
+            assert page.locator("#your-hand").is_hidden()  # the page stops at the hand's end: no next deal behind
             text = dialog.inner_text()
             assert "Knock: 38 \u2212 2 = 36 points to you, entered in game 1." in text
             assert "Match over: You win the series" in text and "laid off" in text
@@ -178,6 +182,13 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
             assert clicks >= 1 and re.search(r"points to (you|Bot)|Dead hand", text), text
             page.screenshot(path=str(tmp_path / "web-second-hand-end.png"))
             assert not errors, errors
+            icon = page.request.get(url.split("#")[0] + "favicon.ico")
+            assert icon.status == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+
+            before_data = browser.new_page(java_script_enabled=False)  # the page as it is before any data arrives
+            before_data.goto(url)
+            assert before_data.locator("#loading").is_visible() and before_data.locator("#pass").is_hidden()
+            assert before_data.locator("#sheet").is_hidden()
             browser.close()
     finally:
         stop(process)

@@ -5,6 +5,7 @@ server starts (and the files they write) are bounded, and a request body that ne
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -122,3 +123,15 @@ def test_the_server_limits_idle_and_concurrent_connections():
     client, matches = server()
     config = server_config(create_app(matches))
     assert 0 < config.timeout_keep_alive <= 10 and 0 < config.limit_concurrency <= 128
+
+
+def test_the_icon_is_served_and_the_page_waits_for_its_data_with_a_note():
+    """`/favicon.ico` was a 404 (a console error on every load); before its first data the page showed a Pass button
+    and empty panels."""
+    client, _ = server()
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.content.startswith(b"<svg") and client.get("/static/favicon.svg").status_code == 200
+    page = client.get("/").text
+    assert '<body class="loading">' in page and 'id="loading"' in page and 'rel="icon"' in page
+    assert re.search(r'<button[^>]*id="pass"[^>]*\bhidden\b', page), "the Pass button shows before any state"

@@ -1,6 +1,7 @@
 """The ASGI app of `python play.py --web`: one page and a small JSON API over the server's matches.
 
-    GET  /                               the page (static/index.html; its script and style from /static)
+    GET  /                               the page (static/index.html; its script, style and icon from /static)
+    GET  /favicon.ico                    the icon (static/favicon.svg)
     POST /api/matches                    {} -> a new match: 201 {"id", "state"}
     GET  /api/matches/{id}               {"state"}: the table as the human may know it (view.table_view)
     POST /api/matches/{id}/move          {"seq", "action", "card"?} -> {"state"}: a click
@@ -262,6 +263,9 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
     async def page(request: Request) -> Response:
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
 
+    async def favicon(request: Request) -> Response:  # browsers ask for it whatever the page links
+        return Response((STATIC / "favicon.svg").read_bytes(), media_type="image/svg+xml")
+
     async def new_match(request: Request) -> Response:
         check_keys(await read_body(request), ())  # JSON only: a cross-site simple request cannot start matches
         try:
@@ -310,6 +314,7 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
 
     routes = [
         Route("/", page, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
         Route("/api/matches", new_match, methods=["POST"]),
         Route("/api/matches/{match_id}", show, methods=["GET"]),
         Route("/api/matches/{match_id}/move", move, methods=["POST"]),

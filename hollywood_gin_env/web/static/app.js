@@ -50,6 +50,7 @@ async function act(request) {
     $("message").textContent = "";
   } catch (error) {
     $("message").textContent = error.message;
+    if (!state) $("loading").textContent = error.message; // nothing shown yet: say it where the page is waiting
   } finally {
     busy = false;
     document.body.classList.remove("busy");
@@ -213,6 +214,7 @@ function spreadBlock(spread) {
 function showHandEnd() {
   const end = state.hand_end;
   $("hand-end").hidden = !end;
+  document.body.classList.toggle("hand-over", Boolean(end)); // the page stops at the hand's end (docs/PLAY.md)
   if (!end) return;
   const knocker = end.knocker === "you" ? "You" : "Bot";
   const defender = end.knocker === "you" ? "Bot" : "you";
@@ -241,6 +243,7 @@ async function showHint() {
 }
 
 function show() {
+  document.body.classList.remove("loading");
   $("matchup").textContent = `You (seat ${state.seat}) vs ${state.opponent} \u00b7 hand ${state.hand_number}`;
   showBot();
   showPiles();
@@ -270,7 +273,7 @@ async function start() {
     state = (await call("GET", `/api/matches/${matchId}`)).state;
   });
   if (!state) {
-    $("prompt").textContent = "This match is not on the server (it was restarted?): start a new match.";
+    $("loading").textContent = "This match is not on the server (it was restarted?): start a new match.";
   }
 }
 
