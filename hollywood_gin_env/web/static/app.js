@@ -244,7 +244,8 @@ async function showHint() {
 
 function show() {
   document.body.classList.remove("loading");
-  $("matchup").textContent = `You (seat ${state.seat}) vs ${state.opponent} \u00b7 hand ${state.hand_number}`;
+  const hand = state.hand_end ? state.hand_end.hand : state.hand_number; // the hand the page shows
+  $("matchup").textContent = `You (seat ${state.seat}) vs ${state.opponent} \u00b7 hand ${hand}`;
   showBot();
   showPiles();
   showHand();
