@@ -46,12 +46,13 @@ def random_command(rng: random.Random) -> str:
 
 
 def random_positions(seed: int, count: int) -> list[Game]:
-    """`count` real positions (copies, by replay) met while two random players play matches from `seed`."""
+    """`count` real positions (copies, by replay) met while two random players play matches from `seed`, each match
+    for up to 400 decisions (a few hands: random play's matches run to tens of thousands, too long to replay)."""
     rng, positions = random.Random(seed), []
-    game = Game(seed=seed)
+    game, horizon = Game(seed=seed), rng.randrange(1, 400)
     while len(positions) < count:
-        if game.done:
-            game = Game(seed=rng.getrandbits(32))
+        if game.done or len(game.actions_played()) >= horizon:
+            game, horizon = Game(seed=rng.getrandbits(32)), rng.randrange(1, 400)
         game.step(rng.choice(game.legal_actions()))
         if not game.done and (rng.random() < 0.2 or game.phase == "discard" and game.discard_pile == []):
             positions.append(Game.replay(game.events))
@@ -88,7 +89,7 @@ def fuzz_terminal(seed: int, positions: int, commands: int) -> int:
     """Random commands at random positions through the parser and the terminal's `Table.command`; how many ran."""
     rng, ran = random.Random(seed), 0
     for game in random_positions(seed, positions):
-        player = game.current_player
+        player, table = game.current_player, None
         for _ in range(commands):
             text = random_command(rng)
             before = snapshot(game)
@@ -96,7 +97,8 @@ def fuzz_terminal(seed: int, positions: int, commands: int) -> int:
                 parse_command(text, game, player)
             except CommandError:
                 assert snapshot(game) == before, text
-            table = play.Table(Session(Game.replay(game.events), player, "greedy"), Console(file=io.StringIO()))
+            if table is None or len(table.game.events) != len(game.events):  # a fresh copy after a played move
+                table = play.Table(Session(Game.replay(game.events), player, "greedy"), Console(file=io.StringIO()))
             table.command(text)  # prints a refusal; plays a legal move
             ran += 1
     return ran
@@ -136,6 +138,6 @@ def test_random_commands_to_the_web_api_are_never_a_server_error():
 
 @pytest.mark.slow
 def test_many_random_commands_never_crash_either_front_end():
-    """The same fuzz, larger: 20,000 terminal commands and 3,000 web requests."""
-    assert fuzz_terminal(seed=11, positions=1000, commands=20) == 20000
-    assert fuzz_web(seed=12, matches=5, commands=600) == 3000
+    """The same fuzz, larger: 60,000 terminal commands and 6,000 web requests."""
+    assert fuzz_terminal(seed=11, positions=3000, commands=20) == 60000
+    assert fuzz_web(seed=12, matches=10, commands=600) == 6000
