@@ -213,9 +213,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def check_save_target(args: argparse.Namespace) -> None:
-    """ValueError if --save names an existing file that is not the one resumed and --overwrite was not given."""
+    """ValueError if --save names an existing regular file that is not the one resumed and --overwrite was not given
+    (a symlink, a device or a directory is refused by the save itself, whatever --overwrite says)."""
     path = args.save
-    if not path or args.overwrite or not os.path.lexists(path):
+    if not path or args.overwrite or os.path.islink(path) or not os.path.isfile(path):
         return
     if args.resume and os.path.exists(args.resume) and os.path.samefile(path, args.resume):
         return
