@@ -155,7 +155,7 @@ def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable)
     agents, pair = None, -1
     for job in jobs:
         if job.pair != pair:
-            agents = tuple(load_agent(spec, num_threads=job.env_threads) for spec in job.specs)
+            agents = tuple(load_agent(spec, num_threads=job.env_threads, rules=job.rules) for spec in job.specs)
             pair = job.pair
         on_result(job, play_job(job, agents, on_step))
 

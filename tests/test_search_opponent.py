@@ -55,3 +55,13 @@ def test_the_web_hint_against_the_search_bot_is_not_a_server_error():
     match_id = client.post("/api/matches", json={}).json()["id"]
     response = client.get(f"/api/matches/{match_id}/hint")
     assert response.status_code == 200 and " would " in response.json()["lines"][0], response.text
+
+
+def test_the_evaluator_plays_the_search_agent_under_the_evaluation_rules():
+    """`evaluate.py --agents search random --rules knock_limit=5` built the search agent with the default rules, so
+    its first decision raised "made under other rules"; the evaluator now hands each agent the evaluation's rules."""
+    from hollywood_gin_env.evaluate import round_robin
+
+    report = round_robin([SEARCH, "random"], num_matches=2, seed=3, rules=Rules(knock_limit=5))
+    (pair,) = report["pairs"]
+    assert pair["matches"] == 2
