@@ -1,4 +1,4 @@
-"""Issue 20, item 4: config values that passed validation but crashed or silently broke the run later are refused up
+"""Config values that passed validation but crashed or silently broke the run later are refused up
 front: NaN and infinities in any float field, an empty opponent list, sizes that allocate past documented bounds,
 seeds numpy cannot take, networks the checkpoint reader would refuse.
 

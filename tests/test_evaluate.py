@@ -195,7 +195,7 @@ def test_root_script_runs():
     assert "greedy vs random" in out.stdout
 
 
-# --- chunks: the same deals and totals however a pair is cut (issue 18 item 2, issue 20 items 6 and 10) ----------
+# --- chunks: the same deals and totals however a pair is cut, in bounded memory, with clear errors ---------------
 
 
 def deals_all_at_once(num_matches, seed):
@@ -395,7 +395,7 @@ print(code, tracemalloc.get_traced_memory()[1])
 
 
 def test_memory_does_not_grow_with_the_number_of_matches():
-    """Issue 20 item 6: --matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
+    """--matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
     peaks = {}
     for matches in ("400", "1000000000"):
         out = subprocess.run(

@@ -1,5 +1,5 @@
-"""Regression tests of issue 20's play.py defects (items 7 and 10): save files the program does not know, and what
-the terminal program prints (the opening line, the hint's opponent name, the discard example, wrapping, the sheet)."""
+"""play.py refuses save files it does not know, naming the field, and what the terminal program prints is right
+(the opening line, the hint's opponent name, the discard example, wrapping, the sheet)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def save_file(tmp_path: Path, **changes) -> Path:
     ],
 )
 def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_path, capsys, changes, named):
-    """Item 7: `version: 2` and `human_seat: true` used to load (True == 1); now the error names the field."""
+    """A save file's `version: 2` and `human_seat: true` used to load (True == 1); now the error names the field."""
     path = save_file(tmp_path, **changes)
     before = path.read_bytes()
     assert play.main(["--resume", str(path)]) == 2
@@ -55,7 +55,7 @@ def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_
 
 
 def test_a_deeply_nested_save_file_is_one_clear_error(tmp_path, capsys):
-    """Item 7: a deep JSON file gave a RecursionError traceback."""
+    """A deeply nested JSON save file gave a RecursionError traceback."""
     path = tmp_path / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)
     assert play.main(["--resume", str(path)]) == 2
@@ -75,7 +75,7 @@ def e1_game() -> tuple[Game, int]:
 
 
 def test_the_discard_prompt_names_a_card_the_player_may_discard():
-    """Item 10: the discard prompt's example was always 7h, a card the player may not hold."""
+    """The discard prompt's example was always 7h, a card the player may not hold."""
     game, human = e1_game()
     game.step(ACTION_TAKE)
     legal = game.legal_actions()
@@ -87,7 +87,7 @@ def test_the_discard_prompt_names_a_card_the_player_may_discard():
 
 
 def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
-    """Item 10: the sheet's columns followed the seats, so "You" moved from the left to the right with the seat."""
+    """The sheet's columns followed the seats, so "You" moved from the left to the right with the seat."""
     game, _ = e1_game()
     for viewer in (0, 1):
         names = ("You", "Bot") if viewer == 0 else ("Bot", "You")
@@ -97,7 +97,7 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
 
 
 def test_the_hint_names_the_checkpoint_by_its_file_name():
-    """Item 10: the hint said `checkpoint:/whole/path/to/hollywood-ppo.pt would: ...`."""
+    """The hint said `checkpoint:/whole/path/to/hollywood-ppo.pt would: ...`."""
     pytest.importorskip("torch", reason="a checkpoint agent needs torch")
     path = ROOT / "checkpoints" / "hollywood-ppo.pt"
     game, human = e1_game()
@@ -121,7 +121,7 @@ def spawn(cwd: Path, *args: str, columns: int = 200):
 
 
 def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundaries(tmp_path):
-    """Item 10: no opening line said whom you play and that `help` exists; long lines ran past the terminal's width,
+    """No opening line said whom you play and that `help` exists; long lines ran past the terminal's width,
     so the terminal broke them mid-word. In 52 columns every line fits, and the sheet's row breaks between words."""
     game, human = e1_game()
     child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK, columns=52)

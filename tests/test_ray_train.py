@@ -1,4 +1,4 @@
-"""Issue 18 items 1, 3, 4 for training: train.workers = K > 1 collects on Ray actors, exactly repeatably.
+"""Training on Ray: train.workers = K > 1 collects on Ray actors, exactly repeatably.
 
 The local tests share one Ray with 2 CPUs and the two-node test at the end one simulated cluster
 (tests/ray_fixtures.py). Every run is configs/smoke.toml with 2 workers and short matches (game_target = 1), so

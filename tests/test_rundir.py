@@ -1,4 +1,4 @@
-"""Issue 20, items 5 and 7: a run directory is locked while a run uses it, a finished run is not overwritten unless
+"""A run directory is locked while a run uses it, a finished run is not overwritten unless
 asked, and the temporary files of interrupted checkpoint writes are cleaned on the next start.
 
 Before, two train.py processes on one --run-dir both ran and mixed their files, `--run-dir FINISHED_RUN` overwrote

@@ -207,7 +207,7 @@ def test_the_closing_summary_is_on_stdout(tmp_path):
 
 @pytest.mark.parametrize("field, value", [("pile", 10**6), ("hands", -1), ("match", 99)])
 def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tmp_path, field, value):
-    """Issue 20 item 1: the engine arrays in last.pt segfaulted the encoder (pile = 10**6 gave signal 11); now the
+    """Tampered engine arrays in last.pt segfaulted the encoder (pile = 10**6 gave signal 11); now the
     run stops with one line naming the field, before any kernel reads them."""
     saved = torch.load(smoke_run / "last.pt", weights_only=True)
     saved["train"]["arena"]["engine"][field].fill_(value)
