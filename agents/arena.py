@@ -15,7 +15,9 @@ statistics come from the env's step infos (hollywood_gin_env.handstats), never f
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +38,8 @@ from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 
+BATCH_FIELDS = tuple(f.name for f in dataclasses.fields(Batch))
+OVERLAP_STREAM = 0x0E1A  # keeps an overlapped arena's streams apart from Ray workers' (agents/workers.py)
 MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 
 
@@ -68,8 +72,10 @@ class Arena:
         generator: torch.Generator | None = None,
         steps: int = 1,
         gae: tuple[float, float] = (1.0, 1.0),
+        num_threads: int | None = None,
     ) -> None:
-        self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode)
+        self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode, num_threads=num_threads)
+        self.threads = self.env.threads  # every kernel of the rollout runs on these (hollywood_gin_env/threads.py)
         self.device = torch.device(device)
         self.num_envs = num_envs
         self.rng, self.generator = rng, generator  # seats and new opponents; action samples (the run's streams)
@@ -77,7 +83,9 @@ class Arena:
         self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
         self.timings = RolloutTimings()
         self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
-        self.playout = load_agent("expert") if playout else None  # plays each deal out for the table view
+        self.playout = (
+            load_agent("expert", num_threads=self.threads.num_threads) if playout else None
+        )  # plays each deal out for the table view
         self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
         self.pool = pool
         self.opponent = np.full(num_envs, SELF, dtype=np.int64)
@@ -96,8 +104,10 @@ class Arena:
         generator: torch.Generator,
         device: torch.device | str = "cpu",
         num_envs: int | None = None,
+        num_threads: int | None = None,
     ) -> Arena:
-        """The arena of a run of this config (or of `num_envs` of its matches: a rollout worker's share)."""
+        """The arena of a run of this config (or of `num_envs` of its matches: a rollout worker's share), its kernels
+        on `num_threads` threads (default: train.env_threads; None there: the process's default)."""
         env, model, ppo = config.env, config.model, config.ppo
         return cls(
             env.num_envs if num_envs is None else num_envs,
@@ -112,6 +122,7 @@ class Arena:
             generator,
             ppo.rollout_steps,
             (ppo.gamma, ppo.gae_lambda),
+            config.train.env_threads if num_threads is None else num_threads,
         )
 
     def reset(self, seed: int) -> None:
@@ -140,7 +151,7 @@ class Arena:
         (GAE per player), on the device."""
         if self.storage is None:
             self.storage = RolloutStorage(
-                self.steps, self.num_envs, model.policy.input_size, NUM_ACTIONS, self.stock_cards
+                self.steps, self.num_envs, model.policy.input_size, NUM_ACTIONS, self.stock_cards, self.threads
             )
         self.clear_stats()
         self.play(self.storage, model)
@@ -151,6 +162,8 @@ class Arena:
         """Play storage.steps steps in every match; the learner's rows (or, given an `actor` playing every seat, the
         actor's) go to storage."""
         generator = self.generator
+        if model is not None:  # the learner's lookahead inputs (`policy.prepare`) on the arena's kernel threads
+            model.policy.threads = self.threads
         storage.clear(self.env.next_step)
         forward_s = 0.0  # time in the learner's forward passes (the rest: env, opponents, bookkeeping)
         for t in range(storage.steps):
@@ -218,7 +231,7 @@ class Arena:
     def _table(self, seats: np.ndarray) -> np.ndarray:
         """The table view (agents/tableview.py) of seats[i] in each match."""
         state = self.env.true_state()
-        return table_view(state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards)
+        return table_view(state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards, self.threads)
 
     def _sample(
         self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray, generator: torch.Generator
@@ -236,8 +249,9 @@ class Arena:
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py plays them) with the model's greedy
         policy in seat A, played here; the records in the jobs' order."""
-        learner = PolicyAgent(model.policy, deterministic=True, name="learner")
-        opponents = {name: load_agent(name) for name in dict.fromkeys(job.specs[1] for job in jobs)}
+        count = self.threads.num_threads
+        learner = PolicyAgent(model.policy, deterministic=True, name="learner", num_threads=count)
+        opponents = {name: load_agent(name, num_threads=count) for name in dict.fromkeys(job.specs[1] for job in jobs)}
         return [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
 
     def close(self) -> None:
@@ -277,6 +291,109 @@ class Arena:
     def _last_opponent_id(self) -> int:
         """The largest opponent id a match may hold: a heuristic, or one of the pool's snapshots."""
         return EXPERT if self.pool is None else EXPERT + len(self.pool.snapshots)
+
+
+class OverlapArena:
+    """`train.overlap`: the matches in two half `Arena`s played at once in two Python threads (the arena interface).
+
+    While one half's learner forward pass runs (torch releases the GIL; on CUDA it runs asynchronously), the other
+    half's kernels step its matches on the kernel threads: double buffering, as EnvPool's asynchronous mode does.
+    Nothing one half computes depends on the other or on timing: each half has its own matches (half k's match i is
+    dealt from seed + first_k + i, as in one arena), its own numpy and torch streams (`half_streams`) and its own
+    copy of the pool's match counts (`OpponentPool.view`), merged into the pool after the rollout in half order; its
+    rows come first in the batch for half 0. The model's weights and the pool's snapshots are only read.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        pool: OpponentPool,
+        device: torch.device | str = "cpu",
+        num_threads: int | None = None,
+    ) -> None:
+        n = config.env.num_envs
+        self.firsts, sizes = (0, n // 2), (n // 2, n - n // 2)
+        self.pool, self.device, self.seed = pool, torch.device(device), config.train.seed
+        self.halves = []
+        for k, size in enumerate(sizes):
+            rng, generator = half_streams(self.seed, k, self.device)
+            half = Arena.for_config(config, pool.view(), rng, generator, self.device, size, num_threads)
+            self.halves.append(half)
+        self.threads = self.halves[0].threads
+        self.timings = RolloutTimings()
+        self.stats, self.matches = HandCounts(), 0
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="hollywood-gin-overlap")
+
+    def reset(self, seed: int) -> None:
+        """Fresh matches for each half (its share of those dealt from `seed`) and its streams of that seed."""
+        for k, half in enumerate(self.halves):
+            half.rng, half.generator = half_streams(seed, k, self.device)
+            half.pool = self.pool.view()
+            half.reset(seed + self.firsts[k])
+
+    def collect(self, model: ActorCritic) -> Batch:
+        """Both halves' rollouts at once (half 1 on a second thread); their rows concatenated, half 0 first."""
+        start_wins, start_played = self.pool.wins.copy(), self.pool.played.copy()
+        for half in self.halves:
+            half.pool = self.pool.view()
+        other = self._executor.submit(self.halves[1].collect, model)
+        try:
+            first = self.halves[0].collect(model)
+        finally:
+            second = other.result()  # never leave the other half running on the model (an error: raised here)
+        self.stats, self.matches = HandCounts(), 0
+        for half in self.halves:
+            self.stats.merge(half.stats)
+            self.matches += half.matches
+            self.pool.wins += half.pool.wins - start_wins
+            self.pool.played += half.pool.played - start_played
+        self.timings = RolloutTimings(forward_s=sum(half.timings.forward_s for half in self.halves))
+        return Batch(**{name: torch.cat([getattr(first, name), getattr(second, name)]) for name in BATCH_FIELDS})
+
+    def hand_summary(self) -> dict[str, float]:
+        """The rates of the last rollout's hands (handstats' definitions), their number and matches."""
+        return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
+
+    def snapshot(self, policy: torch.nn.Module, update: int) -> None:
+        """Freeze the policy into the pool as update `update`'s snapshot (each half's view sees it next rollout)."""
+        self.pool.add(policy, update)
+
+    def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
+        """Evaluation chunks as `Arena.evaluate` plays them (they use none of the training matches)."""
+        return self.halves[0].evaluate(model, jobs)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Each half's matches and random streams."""
+        return {
+            "halves": [
+                {"arena": h.state_dict(), "numpy": h.rng.bit_generator.state, "generator": h.generator.get_state()}
+                for h in self.halves
+            ]
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what `state_dict` saved (after the pool's own state); ValueError naming what does not fit."""
+        halves = state.get("halves") if isinstance(state, dict) else None
+        if not isinstance(halves, list) or len(halves) != 2:
+            raise ValueError("arena: expected the two halves of a run with train.overlap=true")
+        for half, saved in zip(self.halves, halves, strict=True):
+            half.pool = self.pool.view()
+            half.load_state_dict(saved["arena"])
+            rng = np.random.default_rng()
+            rng.bit_generator.state = saved["numpy"]
+            half.generator.set_state(saved["generator"])
+            half.rng = rng
+
+    def close(self) -> None:
+        """Stop the second half's thread."""
+        self._executor.shutdown(wait=True)
+
+
+def half_streams(seed: int, half: int, device: torch.device) -> tuple[np.random.Generator, torch.Generator]:
+    """Half `half`'s numpy and torch (on `device`) generators of an overlapped arena, derived from the seed."""
+    sequence = np.random.SeedSequence([seed, OVERLAP_STREAM, half])
+    torch_seed = int(sequence.generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return np.random.default_rng(sequence), torch.Generator(device=device).manual_seed(torch_seed)
 
 
 def _seat_array(field: str, tensor: Any, n: int, low: int, high: int) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.threads import MAX_THREADS
 from hollywood_gin_env.userfiles import read_user_file
 
 
@@ -61,9 +62,20 @@ class TrainConfig:
     """decay the learning rate linearly to 0 over the updates"""
     torch_threads: int = field(default=2, metadata=_allowed(1, 256))
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
+    env_threads: int | None = field(default=None, metadata=_allowed(1, MAX_THREADS))
+    """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the table view,
+    the play-outs, the reward credit and GAE; hollywood_gin_env/threads.py), 1..1024; absent (None): the CPUs this
+    process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
+    `workers = K > 1` each Ray worker takes 1 unless this is set (then each takes this many). docs/TRAINING.md,
+    "Threads": how to split the cores between this and torch_threads"""
     max_minutes: float = field(default=115.0, metadata=_allowed(0.0))
     """wall-time cap of the whole run, warm start included (0: none): the first update past it is the last one,
     evaluated and saved as if `updates` had been reached (a safety net; size `updates` to finish before it)"""
+    overlap: bool = False
+    """split the matches into two halves, each with its own random streams, played in two threads: while one half's
+    forward pass runs (on the GPU, or on torch's threads), the other's kernels step (double buffering). The same
+    seed trains the same weights for every env_threads count, but other weights than without it (other streams).
+    Off until measured to gain (docs/TRAINING.md, "Threads"); not with workers > 1"""
     workers: int = field(default=1, metadata=_allowed(1, 256))
     """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray
     actors of one CPU each (agents/workers.py, docs/SCALING.md), the learner updates here"""
@@ -272,6 +284,9 @@ class Config:
 
 def _check_value(key: str, value: Any, hint: Any, meta: dict[str, Any]) -> Any:
     """The value converted to the field's type; ValueError naming the key, the value and what is allowed."""
+    optional = [arg for arg in get_args(hint) if arg is not type(None)]
+    if len(optional) == 1 and len(get_args(hint)) == 2:  # `X | None`: None (absent from TOML) is the default
+        return None if value is None else _check_value(key, value, optional[0], meta)
     if get_origin(hint) is list:
         if not isinstance(value, list) or (meta.get("nonempty") and not value):
             raise ValueError(f"{key}={value!r} must be a {'non-empty ' if meta.get('nonempty') else ''}list")
@@ -368,6 +383,11 @@ def _check_across(config: Config) -> None:
         raise ValueError(
             f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
             f'in order) with teacher = "expert", or none'
+        )
+    if config.train.overlap and config.train.workers > 1:
+        raise ValueError(
+            f"train.overlap=true with train.workers={config.train.workers}: overlap splits the matches of one "
+            "process; set train.workers=1, or train.overlap=false"
         )
     if config.train.workers > config.env.num_envs:
         raise ValueError(
@@ -467,7 +487,7 @@ def to_toml(config: Config) -> str:
     lines = []
     for name, values in config.to_dict().items():
         lines.append(f"[{name}]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in values.items()]
+        lines += [f"{key} = {_toml_value(value)}" for key, value in values.items() if value is not None]
         lines.append("")
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ learner are met most. Frozen opponents sample from their policy (they are not tr
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from agents.config import SelfPlayConfig
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
+from hollywood_gin_env.threads import pool
 
 SELF, GREEDY, EXPERT = -1, 0, 1
 FIRST_SNAPSHOT = 2
@@ -36,11 +38,22 @@ def kind_of_opponent(ids: np.ndarray) -> np.ndarray:
 class OpponentPool:
     """Opponent ids: SELF (-1), GREEDY (0), EXPERT (1), snapshot slot k (2 + k)."""
 
-    def __init__(self, config: SelfPlayConfig, policy_config: dict[str, Any], device: torch.device) -> None:
+    def __init__(
+        self,
+        config: SelfPlayConfig,
+        policy_config: dict[str, Any],
+        device: torch.device,
+        num_threads: int | None = None,
+    ) -> None:
         self.config = config
         self.policy_config = policy_config  # checked once, by the run
         self.device = device
-        self.heuristics = {GREEDY: load_agent("greedy"), EXPERT: load_agent("expert")}
+        self.threads = pool(num_threads)  # the heuristics' and the snapshots' lookahead kernels (train.env_threads)
+        count = self.threads.num_threads
+        self.heuristics = {
+            GREEDY: load_agent("greedy", num_threads=count),
+            EXPERT: load_agent("expert", num_threads=count),
+        }
         self.snapshots: list[nn.Module] = []
         self.updates: list[int] = []  # the update each slot's snapshot was taken at
         self.wins = np.zeros(config.pool_size)  # learner wins and matches against each slot
@@ -63,7 +76,15 @@ class OpponentPool:
         """A policy with these weights that is never trained."""
         frozen = build_policy(self.policy_config).to(self.device)
         frozen.load_state_dict(weights)
+        frozen.threads = self.threads  # `prepare`'s lookahead kernels
         return frozen.eval().requires_grad_(False)
+
+    def view(self) -> OpponentPool:
+        """A pool sharing these snapshots and heuristics whose match counts are its own copy (one half of an
+        overlapped arena: what it draws then depends on its own matches only, never on the other half's timing)."""
+        view = copy.copy(self)
+        view.wins, view.played = self.wins.copy(), self.played.copy()
+        return view
 
     def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Opponent ids for `count` new matches."""

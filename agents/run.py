@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.arena import Arena, RolloutTimings
+from agents.arena import Arena, OverlapArena, RolloutTimings
 from agents.config import Config
 from agents.pool import OpponentPool
 from agents.ppo import ActorCritic, Batch, ppo_update
@@ -46,6 +46,7 @@ from agents.warmstart import clone, collect_teacher
 from hollywood_gin_env.agents.policy import save_checkpoint
 from hollywood_gin_env.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluate import summarize_pair
+from hollywood_gin_env.threads import check_num_threads, set_default_threads
 
 
 def resolve_device(name: str) -> torch.device:
@@ -82,6 +83,10 @@ class TrainingRun:
         self.rules = config.make_rules()
         seed = config.train.seed
         torch.set_num_threads(config.train.torch_threads)
+        # the rollout's kernel threads (None: this process's default); made the process default too, as torch's
+        # are, so that what the run builds without being told (the warm start's teacher matches) takes as many
+        self.env_threads = check_num_threads(config.train.env_threads, "train.env_threads")
+        set_default_threads(self.env_threads)
         random.seed(seed)
         np.random.seed(seed)
         torch.manual_seed(seed)  # the initial weights: built on the CPU, so the same on every device
@@ -91,13 +96,17 @@ class TrainingRun:
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
-        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device)
+        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads)
         if config.train.workers > 1:  # the matches live on Ray actors (agents/workers.py); only then is Ray imported
             from agents.workers import RemoteArena
 
             self.arena = RemoteArena(config, self.pool, self.device, ray_address)
+        elif config.train.overlap:  # two halves of the matches in two threads (agents/arena.py)
+            self.arena = OverlapArena(config, self.pool, self.device, self.env_threads)
         else:
-            self.arena = Arena.for_config(config, self.pool, self.rng, self.generator, self.device)
+            self.arena = Arena.for_config(
+                config, self.pool, self.rng, self.generator, self.device, num_threads=self.env_threads
+            )
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
 
@@ -206,10 +215,13 @@ class TrainingRun:
         of hollywood_gin_env.duplicate (each opponent its own pair), played by the arena (here, or on the rollout
         workers when train.workers > 1; the same results either way)."""
         e = self.config.eval
+        config_threads = self.config.train.env_threads  # None: each arena's own (a Ray worker's: 1)
         jobs = [
             job
             for name in e.opponents
-            for job in pair_jobs(("learner", name), ("learner", name), e.matches, e.seed, self.rules)
+            for job in pair_jobs(
+                ("learner", name), ("learner", name), e.matches, e.seed, self.rules, env_threads=config_threads
+            )
         ]
         try:
             played = self.arena.evaluate(self.model, jobs)

@@ -21,6 +21,10 @@ from numba import njit
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.state import M_STOCK_POS, EngineState
+from hollywood_gin_env.threads import KernelThreads, pool
+
+#: Fewest matches a thread's slice of the table view gets (a fraction of a microsecond a row).
+TABLE_GRAIN = 256
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
 OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (agents/pool.py's ids, in kind_of_opponent)
@@ -36,7 +40,7 @@ def table_view_size(stock_cards: int) -> int:
     return STOCK + stock_cards * NUM_CARDS
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def table_view_kernel(
     players: np.ndarray,
     kinds: np.ndarray,
@@ -65,20 +69,27 @@ def table_view_kernel(
 
 
 def table_view(
-    state: EngineState, players: np.ndarray, kinds: np.ndarray, deal: np.ndarray, stock_cards: int
+    state: EngineState,
+    players: np.ndarray,
+    kinds: np.ndarray,
+    deal: np.ndarray,
+    stock_cards: int,
+    threads: KernelThreads | None = None,
 ) -> np.ndarray:
     """float32[N, table_view_size(stock_cards)]: the table view of players[i] in each match of an EngineState, whose
     opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose deal's play-out gave
-    seat 0 deal[i] points."""
+    seat 0 deal[i] points; over slices of the matches on `threads` (default: the process's pool), the same for
+    every count."""
     out = np.empty((players.shape[0], table_view_size(stock_cards)), dtype=np.float32)
-    table_view_kernel(
-        np.ascontiguousarray(players, dtype=np.int64),
-        np.ascontiguousarray(kinds, dtype=np.int64),
-        np.ascontiguousarray(deal, dtype=np.float64),
-        state.hands,
-        state.deck,
-        state.match,
-        stock_cards,
-        out,
-    )
+    players = np.ascontiguousarray(players, dtype=np.int64)
+    kinds = np.ascontiguousarray(kinds, dtype=np.int64)
+    deal = np.ascontiguousarray(deal, dtype=np.float64)
+    hands, deck, match = state.hands, state.deck, state.match
+
+    def work(lo: int, hi: int) -> None:
+        table_view_kernel(
+            players[lo:hi], kinds[lo:hi], deal[lo:hi], hands[lo:hi], deck[lo:hi], match[lo:hi], stock_cards, out[lo:hi]
+        )
+
+    (pool() if threads is None else threads).run(out.shape[0], work, TABLE_GRAIN)
     return out

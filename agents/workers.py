@@ -71,11 +71,14 @@ class RolloutWorker:
 
     def __init__(self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int) -> None:
         torch.set_num_threads(1)  # one CPU per actor
-        set_default_threads(1)  # and one kernel thread: K actors on all the cores each would oversubscribe them
         config = config_from_dict(config_data)
+        # one kernel thread unless train.env_threads says otherwise: K actors on all the cores would oversubscribe
+        set_default_threads(1 if config.train.env_threads is None else config.train.env_threads)
         self.config, self.index, self.first_match = config, index, first_match
         self.model = ActorCritic.for_config(config)
-        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"))
+        self.pool = OpponentPool(
+            config.selfplay, self.model.policy_config, torch.device("cpu"), config.train.env_threads
+        )
         rng, generator = worker_streams(config.train.seed, index)
         self.arena = Arena.for_config(config, self.pool, rng, generator, num_envs=num_matches)
 

@@ -2,11 +2,15 @@
 
     PYTHONPATH=. python scripts/recipe_fingerprint.py            # about a minute or two on a 2-core machine
     PYTHONPATH=. python scripts/recipe_fingerprint.py --tiny     # a few seconds: the smoke test's size
+    PYTHONPATH=. python scripts/recipe_fingerprint.py --env-threads 2   # the same hashes on 2 kernel threads
+    PYTHONPATH=. python scripts/recipe_fingerprint.py --overlap  # train.overlap (other streams: other hashes)
 
 The run keeps every mechanism of the recipe on (the warm start on the re-weighted `expert`, the lookahead features,
 the "table" critic with its play-out, the opponent pool with its snapshots and heuristics, the evaluations) and
 shrinks only its sizes (updates, matches, rollout steps, teacher decisions, evaluation matches); it is seeded, runs
-on one torch thread, in a temporary run directory, through `agents.run.TrainingRun` in train.py's order of steps.
+on one torch thread and `--env-threads` kernel threads (default 1; every count gives the same hashes: the rollout's
+kernels split the matches into slices, hollywood_gin_env/threads.py), in a temporary run directory, through
+`agents.run.TrainingRun` in train.py's order of steps.
 It prints the hashes of the final weights, the optimizer's state, every warm-start epoch's and PPO update's losses,
 the evaluation results, and of all of them together: a change to the trainer that must not change what it trains
 (a refactoring, a deleted option) keeps every hash.
@@ -67,9 +71,11 @@ PPO_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "ex
 PARTS = ("weights", "optimizer", "losses", "evaluations")
 
 
-def fingerprint_config(tiny: bool = False) -> Config:
-    """The scaled-down recipe (configs/default.toml with SCALED, or TINY, applied)."""
-    return load_config(str(RECIPE), TINY if tiny else SCALED)
+def fingerprint_config(tiny: bool = False, env_threads: int = 1, overlap: bool = False) -> Config:
+    """The scaled-down recipe (configs/default.toml with SCALED, or TINY, applied) on `env_threads` kernel threads,
+    with train.overlap as given."""
+    threads = [f"train.env_threads={env_threads}", f"train.overlap={str(overlap).lower()}"]
+    return load_config(str(RECIPE), [*(TINY if tiny else SCALED), *threads])
 
 
 def _feed(digest: Any, value: Any) -> None:
@@ -133,10 +139,10 @@ def _without(summary: dict[str, Any], key: str) -> dict[str, Any]:
     return {name: value for name, value in summary.items() if name != key}
 
 
-def fingerprint(tiny: bool = False) -> dict[str, str]:
+def fingerprint(tiny: bool = False, env_threads: int = 1, overlap: bool = False) -> dict[str, str]:
     """The hashes of each part of a scaled-down recipe run (PARTS) and of all of them together ("combined")."""
     with tempfile.TemporaryDirectory(prefix="recipe-fingerprint-") as folder:
-        results = run_recipe(fingerprint_config(tiny), Path(folder))
+        results = run_recipe(fingerprint_config(tiny, env_threads, overlap), Path(folder))
     hashes = {part: sha256(results[part]) for part in PARTS}
     hashes["combined"] = sha256([hashes[part] for part in PARTS])
     return hashes
@@ -145,8 +151,18 @@ def fingerprint(tiny: bool = False) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tiny", action="store_true", help="the smoke test's smaller run (a few seconds)")
+    parser.add_argument(
+        "--env-threads", type=int, default=1, metavar="N", help="the rollout's kernel threads (default 1; 1..1024)"
+    )
+    parser.add_argument("--overlap", action="store_true", help="train.overlap=true (two halves in two threads)")
     args = parser.parse_args(argv)
-    for part, value in fingerprint(args.tiny).items():
+    try:
+        config = fingerprint_config(
+            args.tiny, args.env_threads, args.overlap
+        )  # refuses a bad count by name, before any work
+    except ValueError as error:
+        parser.error(str(error))
+    for part, value in fingerprint(args.tiny, config.train.env_threads, args.overlap).items():
         print(f"{part:12s} {value}")
     return 0
 

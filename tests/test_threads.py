@@ -3,6 +3,7 @@ every thread count gives bit-identical envs, heuristics, lookahead inputs and ev
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -391,6 +392,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     import numba
 
     from agents.rollout import credit_rows, per_player_gae
+    from agents.tableview import table_view_kernel
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
@@ -402,5 +404,45 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     if numba.config.DISABLE_JIT:
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
     kernels = [step_kernel, new_match_kernel, encode_kernel, credit, random_opponent_turns, greedy_kernel]
-    kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae]
+    kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae, table_view_kernel]
     assert [k.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []
+
+
+def _fingerprint_module():
+    spec = importlib.util.spec_from_file_location("recipe_fingerprint", ROOT / "scripts" / "recipe_fingerprint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def training_slices(monkeypatch, one_row_slices):
+    """one_row_slices for the trainer's kernels too (the table view, credit and GAE); the process default kept."""
+    pytest.importorskip("torch")
+    monkeypatch.setattr("agents.rollout.ROLLOUT_GRAIN", 1)
+    monkeypatch.setattr("agents.tableview.TABLE_GRAIN", 1)
+    yield one_row_slices
+    threads.set_default_threads(None)  # a training run makes its count the process default
+
+
+def test_a_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(training_slices):
+    """train.env_threads = 1 and = 2 (every kernel of the rollout, the table view, credit and GAE split down to
+    one-row slices) give the same weights, optimizer state, losses and evaluations: the tiny recipe fingerprint."""
+    fingerprint = _fingerprint_module()
+    one = fingerprint.fingerprint(tiny=True, env_threads=1)
+    assert not training_slices  # one thread: no kernel was split
+    two = fingerprint.fingerprint(tiny=True, env_threads=2)
+    assert max(training_slices) == 2  # two threads: the kernels ran on two slices
+    assert two == one
+
+
+def test_an_overlapped_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(training_slices):
+    """train.overlap (two halves of the matches in two threads, each with its own streams) gives the same weights,
+    optimizer state, losses and evaluations on 1 and 2 env threads, whatever the threads' timing; its streams are
+    not the plain arena's, so it trains other weights than without overlap (proof that it ran)."""
+    fingerprint = _fingerprint_module()
+    one = fingerprint.fingerprint(tiny=True, env_threads=1, overlap=True)
+    two = fingerprint.fingerprint(tiny=True, env_threads=2, overlap=True)
+    assert max(training_slices) == 2
+    assert two == one
+    assert fingerprint.fingerprint(tiny=True, env_threads=1)["weights"] != one["weights"]

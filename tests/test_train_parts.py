@@ -40,6 +40,12 @@ def test_default_config_loads_and_quick_config_overrides():
         ("rules.knock_limit=99", "knock_limit"),
         ("rules.no_such_rule=1", "no_such_rule"),
         ("eval.matches=5", "eval.matches=5 must be even"),
+        ("train.env_threads=0", "train.env_threads=0 is out of range: allowed 1 <= value <= 1024"),
+        ("train.env_threads=-2", "train.env_threads=-2 is out of range: allowed 1 <= value <= 1024"),
+        ("train.env_threads=1025", "train.env_threads=1025 is out of range: allowed 1 <= value <= 1024"),
+        ("train.env_threads=1.5", "train.env_threads=1.5 must be an integer"),
+        ("train.env_threads='all'", "train.env_threads='all' must be an integer"),
+        ("train.env_threads=true", "train.env_threads=True must be an integer"),
     ],
 )
 def test_bad_config_values_name_the_key_and_what_is_allowed(override, message):
@@ -362,3 +368,15 @@ def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
     with pytest.raises(ValueError, match="critic='oracle'"):
         ActorCritic(config, "oracle")
     assert set(table_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds
+
+
+def test_env_threads_absent_means_the_process_default_and_a_set_count_is_kept_and_written():
+    """train.env_threads: absent from the TOML is None (the CPUs this process may use, resolved by the run) and is
+    left out of the written config; a count round-trips through to_toml."""
+    from agents.config import to_toml
+
+    assert load_config(None).train.env_threads is None
+    assert "env_threads" not in to_toml(load_config(None))
+    config = load_config(None, ["train.env_threads=3"])
+    assert config.train.env_threads == 3
+    assert "env_threads = 3" in to_toml(config).splitlines()
