@@ -336,7 +336,7 @@ class OverlapArena:
         start_wins, start_played = self.pool.wins.copy(), self.pool.played.copy()
         for half in self.halves:
             half.pool = self.pool.view()
-        other = self._executor.submit(self.halves[1].collect, model)
+        other = self._executor.submit(_with_torch_threads, torch.get_num_threads(), self.halves[1].collect, model)
         try:
             first = self.halves[0].collect(model)
         finally:
@@ -387,6 +387,14 @@ class OverlapArena:
     def close(self) -> None:
         """Stop the second half's thread."""
         self._executor.shutdown(wait=True)
+
+
+def _with_torch_threads(count: int, work, *args):
+    """work(*args) with torch's intra-op threads set to `count` in this thread first: OpenMP and MKL keep the count
+    per OS thread, and a thread torch.set_num_threads never ran in would use another (other matmul blockings: other
+    float roundings, so results that depend on when the thread was made)."""
+    torch.set_num_threads(count)
+    return work(*args)
 
 
 def half_streams(seed: int, half: int, device: torch.device) -> tuple[np.random.Generator, torch.Generator]:

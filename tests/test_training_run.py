@@ -55,6 +55,7 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
         (),
         ("model.lookahead_features=true",),
         ("model.critic='table'", "model.critic_stock_cards=12", "model.critic_playout=true"),
+        ("train.overlap=true", "model.critic='table'", "model.critic_playout=true", "train.env_threads=2"),
     ],
 )
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
