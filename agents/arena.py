@@ -48,7 +48,8 @@ class RolloutTimings:
     """Where the last rollout's time went (train.py logs it under time/, benchmarks/train.py reports it)."""
 
     forward_s: float = 0.0
-    """seconds in the learner's forward passes (with Ray workers: the slowest worker's)"""
+    """seconds in the learner's forward passes (with Ray workers: the slowest worker's; with train.overlap: the
+    slower half's, which overlap the other half's stepping)"""
     worker_seconds: list[float] = field(default_factory=list)
     """each Ray worker's own seconds for its share of the rollout (empty in process)"""
     worker_rows: list[int] = field(default_factory=list)
@@ -347,7 +348,7 @@ class OverlapArena:
             self.matches += half.matches
             self.pool.wins += half.pool.wins - start_wins
             self.pool.played += half.pool.played - start_played
-        self.timings = RolloutTimings(forward_s=sum(half.timings.forward_s for half in self.halves))
+        self.timings = RolloutTimings(forward_s=max(half.timings.forward_s for half in self.halves))
         return Batch(**{name: torch.cat([getattr(first, name), getattr(second, name)]) for name in BATCH_FIELDS})
 
     def hand_summary(self) -> dict[str, float]:

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 5 minutes:
+# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 6 minutes:
 #   1. the machine (CPUs this process may use, the GPU, the versions) -> $OUT/machine.txt
 #   2. wheels carried in .whl/ (gymnasium and what it needs, tqdm; pytest and its needs for step 5), installed from
 #      there only, if present (carry it: the run tool's carry=[".whl"])
 #   3. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
-#   4. the default recipe's training loop on --device cuda, 15 s per count of env threads 1 2 4 8 16, torch on
+#   4. the default recipe's training loop on --device cuda, 12 s per count of env threads 1 2 4 8 16, torch on
 #      2 threads: the whole loop's and the rollout's decisions/s and the split of the time per count
 #      -> $OUT/train_threads.json (one JSON object, the keys of benchmarks/train.py --json) and .txt (readable)
-#   5. the thread tests (bit-identical results for 1, 2 and 3 threads; errors and Ctrl-C) -> $OUT/test_threads.txt
+#   5. the same loop at 16 env threads with train.overlap (two halves, forward beside stepping)
+#      -> $OUT/train_overlap.json and .txt
+#   6. the thread tests (bit-identical envs, heuristics, evaluations and training runs, with and without overlap,
+#      for 1 and 2 threads; errors and Ctrl-C) and the recipe fingerprint's tests -> $OUT/test_threads.txt
 # Run from anywhere: bash benchmarks/gpu_check.sh; outputs go to $OUT (default: benchmarks/gpu-check-out).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +18,8 @@ cd "$ROOT"
 OUT=${OUT:-$ROOT/benchmarks/gpu-check-out}
 PY=${PYTHON:-python3}
 COUNTS=${ENV_THREADS:-"1 2 4 8 16"}
-SECONDS_EACH=${SECONDS_EACH:-15}
+SECONDS_EACH=${SECONDS_EACH:-12}
+OVERLAP_THREADS=${OVERLAP_THREADS:-16}
 mkdir -p "$OUT"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1
@@ -46,16 +50,21 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, say how it ende
     echo "== $name: exit $status after $((SECONDS - began)) s" | tee -a "$OUT/steps.txt"
 }
 
-step smoke 240 $PY benchmarks/train.py --smoke --json --no-reference --device cuda --env-threads 2 \
+step smoke 150 $PY benchmarks/train.py --smoke --json --no-reference --device cuda --env-threads 2 \
     > "$OUT/smoke.json" 2> "$OUT/smoke.err"
 # shellcheck disable=SC2086  # COUNTS is a list of numbers
-step train_threads 480 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
+step train_threads 210 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads $COUNTS > "$OUT/train_threads.json" 2> "$OUT/train_threads.err"
-$PY - "$OUT/train_threads.json" > "$OUT/train_threads.txt" 2>&1 <<'EOF'
+step train_overlap 60 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
+    --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --overlap \
+    > "$OUT/train_overlap.json" 2> "$OUT/train_overlap.err"
+for name in train_threads train_overlap; do
+    $PY - "$OUT/$name.json" > "$OUT/$name.txt" 2>&1 <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().strip().splitlines()
 figures = json.loads(lines[-1]) if lines else {}
 counts = sorted(int(k.rsplit("_", 1)[1]) for k in figures if k.startswith("ppo_steps_per_s_threads_"))
+print(f"overlap: {figures.get('overlap')}")
 print("env threads | decisions/s (whole loop) | rollout alone | rollout share (forward) | update share")
 for n in counts:
     f = {k: figures[f"{k}_threads_{n}"] for k in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share",
@@ -63,9 +72,11 @@ for n in counts:
     print(f"{n} | {f['ppo_steps_per_s']:,.0f} | {f['rollout_steps_per_s']:,.0f} | {f['rollout_share']:.0%} "
           f"({f['forward_share']:.0%}) | {f['update_share']:.0%}")
 EOF
-cat "$OUT/train_threads.txt"
+    cat "$OUT/$name.txt"
+done
 if $PY -c "import pytest" 2>/dev/null; then
-    step test_threads 180 $PY -m pytest -q -p no:cacheprovider tests/test_threads.py > "$OUT/test_threads.txt" 2>&1
+    step test_threads 150 $PY -m pytest -q -p no:cacheprovider -m "not slow" tests/test_threads.py \
+        tests/test_recipe_fingerprint.py > "$OUT/test_threads.txt" 2>&1
     tail -3 "$OUT/test_threads.txt"
 else
     echo "pytest is not installed: the thread tests did not run" | tee "$OUT/test_threads.txt"

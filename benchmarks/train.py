@@ -4,6 +4,7 @@
     python benchmarks/train.py --smoke          # a few seconds: checks the benchmark runs (CI), figures not meant
     python benchmarks/train.py --workers 1 2    # the same loop with train.workers = K rollout workers on Ray
     python benchmarks/train.py --env-threads 1 2 4 --no-reference   # the loop once per count of kernel threads
+    python benchmarks/train.py --env-threads 16 --overlap --no-reference   # with train.overlap (two halves)
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (`agents.run.TrainingRun`'s collect and
 learn, configs/default.toml's model and PPO settings; no warm start, no evaluation), with the split of its time
@@ -20,8 +21,10 @@ opponents, the lookahead inputs, the play-outs, the reward credit and GAE) on N 
 (hollywood_gin_env/threads.py; every count plays the same games) and adds, per N, `ppo_steps_per_s_threads_N` (the
 whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time alone) and the shares of the time
 (`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`); the plain keys are then the
-first N's. Without it the kernels use the CPUs this process may use. `--no-reference` skips MaskablePPO (e.g.
-where sb3-contrib is not installed).
+first N's. Without it the kernels use the CPUs this process may use. `--overlap` runs every measurement of our
+loop with `train.overlap = true` (two halves of the matches in two threads: one half's forward pass beside the
+other's stepping; agents/arena.py's `OverlapArena`). `--no-reference` skips MaskablePPO (e.g. where sb3-contrib is
+not installed).
 """
 
 from __future__ import annotations
@@ -43,7 +46,13 @@ THREAD_FIGURES = ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "fo
 
 
 def ours(
-    seconds: float, threads: int, device: str, num_envs: int | None, smoke: bool, workers: int = 1
+    seconds: float,
+    threads: int,
+    device: str,
+    num_envs: int | None,
+    smoke: bool,
+    workers: int = 1,
+    overlap: bool = False,
 ) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
     from agents.config import load_config
@@ -54,6 +63,7 @@ def ours(
         "warmstart.teacher_weights=[]",
         f"train.torch_threads={threads}",
         f"train.workers={workers}",
+        f"train.overlap={str(overlap).lower()}",
     ]
     if num_envs:
         overrides.append(f"env.num_envs={num_envs}")
@@ -145,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-reference", action="store_true", help="skip MaskablePPO (needs sb3-contrib)")
     parser.add_argument(
+        "--overlap", action="store_true", help="our loop with train.overlap = true (not with --workers)"
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         nargs="+",
@@ -161,19 +174,21 @@ def main(argv: list[str] | None = None) -> int:
     seconds = 0.5 if args.smoke else args.seconds
     if min(args.workers) < 1:
         parser.error(f"--workers {' '.join(map(str, args.workers))}: each K must be at least 1")
+    if args.overlap and max(args.workers) > 1:
+        parser.error("--overlap splits the matches of one process: use it without --workers K > 1")
     try:
         counts = [check_num_threads(n, "--env-threads") for n in args.env_threads]
     except ValueError as error:
         parser.error(str(error))
-    result: dict = {"threads": args.threads, "device": args.device}
+    result: dict = {"threads": args.threads, "device": args.device, "overlap": args.overlap}
     for n in counts:
         set_default_threads(n)  # every env, agent and policy the run builds takes n kernel threads
-        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke)
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap)
         result.update({f"{name}_threads_{n}": figures[name] for name in THREAD_FIGURES})
         result.update({"env_threads": n, **figures} if n == counts[0] else {})  # the plain keys: the first count's
     set_default_threads(None)
     if not counts:
-        result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke))
+        result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap))
     for k in sorted(set(args.workers) - {1}):
         figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, workers=k)
         result.update({f"{name}_workers_{k}": value for name, value in figures.items()})
@@ -191,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
 def print_figures(result: dict, args: argparse.Namespace, counts: list[int]) -> None:
     """The figures as lines of text."""
     print(
-        f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
+        f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads"
+        f"{', overlap' if args.overlap else ''}): "
         f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
         f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
         f"{result['rollout_steps_per_s']:,.0f} decisions/s"
