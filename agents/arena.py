@@ -84,9 +84,8 @@ class Arena:
         self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
         self.timings = RolloutTimings()
         self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
-        self.playout = (
-            load_agent("expert", num_threads=self.threads.num_threads) if playout else None
-        )  # plays each deal out for the table view
+        # plays each deal out for the table view
+        self.playout = load_agent("expert", num_threads=self.threads.num_threads) if playout else None
         self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
         self.pool = pool
         self.opponent = np.full(num_envs, SELF, dtype=np.int64)
@@ -301,8 +300,9 @@ class OverlapArena:
     half's kernels step its matches on the kernel threads: double buffering, as EnvPool's asynchronous mode does.
     Nothing one half computes depends on the other or on timing: each half has its own matches (half k's match i is
     dealt from seed + first_k + i, as in one arena), its own numpy and torch streams (`half_streams`) and its own
-    copy of the pool's match counts (`OpponentPool.view`), merged into the pool after the rollout in half order; its
-    rows come first in the batch for half 0. The model's weights and the pool's snapshots are only read.
+    copy of the pool's match counts (`OpponentPool.view`), merged into the pool after the rollout in half order; half
+    0's rows come first in the batch. The model's weights and the pool's snapshots are only read. torch keeps its
+    thread count per OS thread, so the second half's thread sets the run's count before each rollout.
     """
 
     def __init__(
