@@ -446,3 +446,23 @@ def test_an_overlapped_training_run_trains_bit_identical_weights_on_1_and_2_env_
     assert max(training_slices) == 2
     assert two == one
     assert fingerprint.fingerprint(tiny=True, env_threads=1)["weights"] != one["weights"]
+
+
+@pytest.mark.parametrize(("env_threads", "expected"), [(None, 1), (3, 3)])
+def test_a_rollout_worker_runs_one_kernel_thread_unless_env_threads_is_set(env_threads, expected):
+    """A Ray rollout worker's arena, opponents and snapshots take 1 kernel thread (K workers on every core each would
+    oversubscribe them) unless train.env_threads is set; then they take that many."""
+    torch = pytest.importorskip("torch")
+    from agents.config import load_config
+    from agents.workers import RolloutWorker
+
+    overrides = ["env.num_envs=4"] + ([] if env_threads is None else [f"train.env_threads={env_threads}"])
+    torch_threads = torch.get_num_threads()
+    try:
+        worker = RolloutWorker(load_config("configs/smoke.toml", overrides).to_dict(), 0, 0, 4)
+        assert worker.arena.threads.num_threads == expected
+        assert worker.pool.threads.num_threads == expected
+        assert worker.arena.playout is None or worker.arena.playout.threads.num_threads == expected
+    finally:
+        threads.set_default_threads(None)  # the worker set the process's defaults, as in its own Ray process
+        torch.set_num_threads(torch_threads)
