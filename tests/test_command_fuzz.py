@@ -131,6 +131,7 @@ def test_random_commands_over_real_positions_never_crash_the_terminal():
     assert fuzz_terminal(seed=1, positions=150, commands=12) == 1800
 
 
+@pytest.mark.slow  # thousands of HTTP requests (about 11 s): CI's second command runs it
 def test_random_commands_to_the_web_api_are_never_a_server_error():
     """Every typed command at the web API is a 200 or a 4xx with a message, never a 5xx."""
     assert fuzz_web(seed=2, matches=3, commands=300) == 900

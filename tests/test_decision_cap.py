@@ -5,6 +5,7 @@ never come near the cap."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hollywood_gin_env.agents import Agent, load_agent
 from hollywood_gin_env.duplicate import MAX_MATCH_DECISIONS, play_chunk
@@ -36,6 +37,7 @@ def test_a_match_that_never_ends_is_aborted_at_the_cap_and_reported():
     assert "4 matches were stopped at the cap" in format_report(report)
 
 
+@pytest.mark.slow  # many whole matches (about 7 s): CI's second command runs it
 def test_real_matches_never_reach_the_cap():
     """Random play makes the longest matches (many dead hands); all of four take under half the default cap."""
     record = play_chunk((load_agent("random", seed=1), load_agent("random", seed=2)), 4, 5, 0, 4)

@@ -24,6 +24,8 @@ from hollywood_gin_env.rules import Rules
 from tests.ray_fixtures import command_line, descendants, in_session
 from tests.subprocess_signals import default_sigint
 
+pytestmark = pytest.mark.slow  # Ray sessions and clusters start in 5-20 s each: CI's second command runs them
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "checkpoints" / "hollywood-ppo.pt"
 SHORT = Rules(game_target=50)  # short matches keep the chunks quick
@@ -187,7 +189,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_no_process(tmp_path):
 # --- two nodes of one CPU each (ray.cluster_utils.Cluster): keep these last --------------------------------------
 
 
-@pytest.mark.slow  # the two-node cluster takes 15-20 s to start, and this test ran 75 s on a busy 2-core machine
+@pytest.mark.slow  # the two-node cluster takes 15-20 s to start
 def test_two_nodes_give_the_report_of_one_process_with_a_checkpoint_shipped(ray_two_nodes):
     """The checkpoint's bytes travel through the object store to both nodes' workers; the report is unchanged."""
     import ray

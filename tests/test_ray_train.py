@@ -25,6 +25,8 @@ from agents.workers import RolloutWorker, WorkerError, shares, worker_streams
 from tests.ray_fixtures import command_line, in_session
 from tests.subprocess_signals import default_sigint
 
+pytestmark = pytest.mark.slow  # Ray sessions and clusters start in 5-20 s each: CI's second command runs them
+
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
 TWO_WORKERS = ["train.workers=2", "rules.game_target=1", "ppo.rollout_steps=48", "selfplay.snapshot_weight=2.0"]

@@ -62,6 +62,7 @@ def test_a_determinisation_shows_the_player_exactly_its_own_observation(tilt):
     assert mismatches > 0  # the hidden cards are sampled, not read from the real deal
 
 
+@pytest.mark.slow  # whole matches of the search agent (about 7 s): CI's second command runs it
 def test_search_plays_legal_actions_for_whole_matches_and_is_deterministic_for_a_seed():
     env = SelfPlayVectorEnv(6, episode="match")
     obs, info = env.reset(seed=11)

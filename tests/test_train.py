@@ -94,6 +94,7 @@ def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_resumed_run_equals_uninterrupted(tmp_path):
     whole, split = tmp_path / "whole", tmp_path / "split"
     run_train(*SMOKE, "--run-dir", str(whole))
@@ -109,6 +110,7 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
     assert [s for s, _ in scalars(split)["charts/SPS"]] == [s for s, _ in scalars(whole)["charts/SPS"]]
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     run_dir = tmp_path / "interrupted"
     process = subprocess.Popen(
@@ -134,6 +136,7 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     assert saved["train"]["progress"]["update"] >= 1
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_max_minutes_ends_the_run_with_an_evaluated_policy(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "capped"), "--set", "train.max_minutes=0.0001")
     assert "train.max_minutes = 0.0001 reached at update 1/4" in done.stderr
@@ -184,6 +187,7 @@ def test_plot_script_draws_the_learning_curve(smoke_run, tmp_path):
     assert missing.returncode == 2 and "is not a directory" in missing.stderr
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_resume_refuses_flags_it_would_ignore_and_the_summary_goes_to_stdout(smoke_run):
     assert smoke_run.joinpath("policy.pt").exists()
     for flags in (["--seed", "3"], ["--set", "train.lr=1e-4"], ["--config", "configs/quick.toml"]):
@@ -199,12 +203,14 @@ def test_resume_refuses_flags_it_would_ignore_and_the_summary_goes_to_stdout(smo
         assert flags[0] in done.stderr
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_the_closing_summary_is_on_stdout(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "s"))
     assert done.stdout.startswith("done: 4 updates") and "policy: " in done.stdout
     assert "run directory:" in done.stderr and "run directory:" not in done.stdout
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 @pytest.mark.parametrize("field, value", [("pile", 10**6), ("hands", -1), ("match", 99)])
 def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tmp_path, field, value):
     """Tampered engine arrays in last.pt segfaulted the encoder (pile = 10**6 gave signal 11); now the
@@ -225,6 +231,7 @@ def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tm
     assert f"engine state field '{field}'" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run, tmp_path):
     before = (smoke_run / "policy.pt").read_bytes()
     done = subprocess.run(
@@ -244,6 +251,7 @@ def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run
     assert len(scalars(copy)["charts/SPS"]) == 4  # the old run's logs went with it: one point per update
 
 
+@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_two_runs_never_share_a_directory(tmp_path):
     run_dir = tmp_path / "busy"
     first = subprocess.Popen(

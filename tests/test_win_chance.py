@@ -206,6 +206,7 @@ def test_the_gymnasium_env_pays_each_hand_its_change_in_the_chance():
     assert total == pytest.approx(CHANCE_PER_REWARD * ((game.winner == seat) - Sheet(rules).chance(seat)), abs=1e-5)
 
 
+@pytest.mark.slow  # whole self-play series (15-20 s): CI's second command runs it
 def test_self_play_rewards_follow_the_chance_hand_by_hand():
     rules = Rules(game_target=40)
     n = 8
