@@ -1,6 +1,7 @@
-"""Benchmark agents against each other: `python evaluate.py --agents expert greedy random --matches 2000 --seed 0`.
+"""`python evaluate.py`: the evaluator, `hollywood_gin_env.evaluate` (the same program as `hollywood-gin evaluate`).
 
-A thin wrapper over `hollywood_gin_env.evaluate.main` (see README.md, "Benchmarking").
+Benchmark agents against each other: `python evaluate.py --agents bot expert greedy random --matches 2000 --seed 0`
+(see README.md, "Benchmarking").
 """
 
 import sys
@@ -9,7 +10,7 @@ if __name__ == "__main__":
     try:
         from hollywood_gin_env.evaluate import main
 
-        code = main()
+        code = main(prog="python evaluate.py")
     except KeyboardInterrupt:  # Ctrl-C while importing; main() handles it during the run
         print("interrupted", file=sys.stderr)
         code = 130

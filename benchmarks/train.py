@@ -6,15 +6,16 @@
     python benchmarks/train.py --env-threads 1 2 4 --no-reference   # the loop once per count of kernel threads
     python benchmarks/train.py --env-threads 16 --overlap --no-reference   # with train.overlap (two halves)
 
-`ppo_steps_per_s`: learner decisions per second of the real training loop (`agents.run.TrainingRun`'s collect and
-learn, configs/default.toml's model and PPO settings; no warm start, no evaluation), with the split of its time
+`ppo_steps_per_s`: learner decisions per second of the real training loop (the collect and learn of
+`hollywood_gin_trainer.run.TrainingRun`, configs/default.toml's model and PPO settings; no warm start, no
+evaluation), with the split of its time
 between the rollout (env, opponents and the policy's forward passes) and the PPO update. `sb3_steps_per_s_N`:
 `MaskablePPO("MultiInputPolicy", make_vec_env("HollywoodGin-v1", n_envs=N))` with its default hyperparameters, as
 its users run it, for N = 1 and 8. Both use `--threads` torch threads, set deliberately; the ratio is taken against
-8 environments. `--workers K ...` runs our loop once per K (K > 1: the rollout on K Ray actors of one CPU and one
-torch thread each, agents/workers.py; the learner keeps `--threads`) and adds, per K > 1, its decisions/s, the
-rollout and update shares and each worker's rollout-only decisions/s (its rows over its own collect time), the
-figure from which a cluster's rollout rate is projected (docs/SCALING.md).
+8 environments. `--workers K ...` runs our loop once per K (K > 1: the rollout on K Ray actors of one CPU and one torch
+thread each, hollywood_gin_trainer/workers.py; the learner keeps `--threads`) and adds, per K > 1, its decisions/s, the
+rollout and update shares and each worker's rollout-only decisions/s (its rows over its own collect time), the figure
+from which a cluster's rollout rate is projected (docs/SCALING.md).
 
 `--env-threads N ...` runs our loop once per N with the rollout's kernels (the engine, the encoder, the heuristic
 opponents, the lookahead inputs, the play-outs, the reward credit and GAE) on N threads of this process
@@ -23,8 +24,8 @@ whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time 
 (`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`); the plain keys are then the
 first N's. Without it the kernels use the CPUs this process may use. `--overlap` runs every measurement of our
 loop with `train.overlap = true` (two halves of the matches in two threads: one half's forward pass beside the
-other's stepping; agents/arena.py's `OverlapArena`). `--no-reference` skips MaskablePPO (e.g. where sb3-contrib is
-not installed).
+other's stepping; hollywood_gin_trainer/arena.py's `OverlapArena`). `--no-reference` skips MaskablePPO (e.g. where
+sb3-contrib is not installed).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ def ours(
     overlap: bool = False,
 ) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
-    from agents.config import load_config
-    from agents.run import TrainingRun, resolve_device
+    from hollywood_gin_trainer.config import load_config
+    from hollywood_gin_trainer.run import TrainingRun, resolve_device
 
     overrides = [
         "warmstart.teacher='none'",

@@ -2,9 +2,9 @@
 
 The temporary file is named `.<target>.atomic-<8 hex digits>.tmp` (`is_temp_name` recognises it, and the
 `mkstemp` names of earlier versions), so a directory's leftovers of interrupted writes can be found and removed
-(agents/rundir.py). It is created with mode 0666 less the umask, as `open` would create the file itself. A write
-that fails on the disk (a full disk, say) leaves the previous file as it was and raises `AtomicWriteError`, whose
-one-line message says so.
+(hollywood_gin_trainer/rundir.py). It is created with mode 0666 less the umask, as `open` would create the file itself.
+A write that fails on the disk (a full disk, say) leaves the previous file as it was and raises `AtomicWriteError`,
+whose one-line message says so.
 
 The rename replaces whatever the target path names, so the target must be a regular file or a new path: a symlink,
 a device (`/dev/null`), a FIFO or a directory there is refused before anything is written (`WriteTargetError`,

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
+from hollywood_gin_env.agents import BOT_NAME, CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.atomic import atomic_write_text, check_write_target
 from hollywood_gin_env.duplicate import (
     CHUNK_MATCHES,
@@ -428,17 +428,21 @@ def check_writable(path: str) -> None:
         raise ValueError(f"--json {path}: cannot write in {folder} ({error.strerror or error})") from error
 
 
-def _parser() -> argparse.ArgumentParser:
-    """The command line's options."""
+#: How the program is typed where no caller says (the console command; `python evaluate.py` passes its own).
+PROG = "hollywood-gin evaluate"
+
+
+def _parser(prog: str = PROG) -> argparse.ArgumentParser:
+    """The command line's options; `prog` is the command as the user typed it, for usage and errors."""
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], epilog="See docs/EVALUATION.md and docs/SCALING.md."
+        prog=prog, description=__doc__.split("\n")[0], epilog="See docs/EVALUATION.md and docs/SCALING.md."
     )
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, search[:OPTIONS], checkpoint:PATH, each optionally named for the "
-             f"report (bot=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, _ . + -; default label: a "
-             "checkpoint's file stem, else the spec); at least two (default: %(default)s)")
+        help="agents: random, greedy, expert, search[:OPTIONS], bot (the shipped bot), checkpoint:PATH, each "
+             f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
+             "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help="matches per pair, even: duplicate pairs (default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE",
@@ -475,9 +479,10 @@ def _interrupted(args: argparse.Namespace, finished: list[dict[str, Any]]) -> in
     return 130
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `python evaluate.py` command line; returns the exit status (1 when the run fails, 130 after Ctrl-C)."""
-    parser = _parser()
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """The `hollywood-gin evaluate` command line (`prog`: how it was typed); returns the exit status (1 when the run
+    fails, 130 after Ctrl-C)."""
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     if args.threads < 1:
         parser.error(f"--threads={args.threads} must be at least 1")
@@ -487,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
             "played at once, in memory"
         )
     names, specs = zip(*(parse_agent_arg(item) for item in args.agents), strict=True)
-    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) for spec in specs):
+    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) or spec.strip().lower() == BOT_NAME for spec in specs):
         try:
             import torch  # only checkpoint agents need it
         except ImportError:
@@ -521,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     except EvaluationError as error:
-        print(f"evaluate.py: evaluation stopped: {error}", file=sys.stderr)
+        print(f"{prog}: evaluation stopped: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return _interrupted(args, finished)
@@ -529,3 +534,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         atomic_write_text(args.json, json.dumps(report, indent=2))
     return 0
+
+
+if __name__ == "__main__":  # python -m hollywood_gin_env.evaluate
+    try:
+        code = main(prog="python -m hollywood_gin_env.evaluate")
+    except KeyboardInterrupt:  # Ctrl-C before the run; main() handles it during the run
+        print("interrupted", file=sys.stderr)
+        code = 130
+    raise SystemExit(code)

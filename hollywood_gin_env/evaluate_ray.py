@@ -14,7 +14,7 @@ again) and stops the evaluation with one line naming the chunk. On any exit, Ctr
 chunks still out are cancelled, and a Ray this module started is shut down.
 
 `start_ray` and `ray_get` are the package's one way to start or join Ray and to turn a failed, late or lost Ray
-call into one line; the trainer's rollout workers (agents/workers.py) use them too.
+call into one line; the trainer's rollout workers (hollywood_gin_trainer/workers.py) use them too.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
         if not isinstance(spec, str):
             raise ValueError(
                 f"workers={schedule.workers}: agent {spec!r} is an object; Ray workers build agents "
-                f"from spec strings (random, greedy, expert, checkpoint:PATH)"
+                f"from spec strings (random, greedy, expert, bot, checkpoint:PATH)"
             )
 
 

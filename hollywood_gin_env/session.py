@@ -97,7 +97,7 @@ class Session:
 
     @property
     def opponent_label(self) -> str:
-        """The opponent as the player reads it ("hollywood-ppo.pt", "expert")."""
+        """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
         return agent_label(getattr(self.agent, "name", self.opponent))
 
     @property

@@ -2,7 +2,8 @@
 
     python scripts/plot_run.py RUN_DIR [--out docs/learning_curve.png]
 
-The shaded band is each evaluation's Wilson 95% interval. Needs matplotlib (`pip install -e ".[train]"`).
+The shaded band is each evaluation's Wilson 95% interval. Needs matplotlib (the train set-up: `python -m pip install
+".[train]"`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the "table" critic with its play-out, the opponent pool with its snapshots and h
 shrinks only its sizes (updates, matches, rollout steps, teacher decisions, evaluation matches); it is seeded, runs
 on one torch thread and `--env-threads` kernel threads (default 1; every count gives the same hashes: the rollout's
 kernels split the matches into slices, hollywood_gin_env/threads.py), in a temporary run directory, through
-`agents.run.TrainingRun` in train.py's order of steps.
+`hollywood_gin_trainer.run.TrainingRun` in train.py's order of steps.
 It prints the hashes of the final weights, the optimizer's state, every warm-start epoch's and PPO update's losses,
 the evaluation results, and of all of them together: a change to the trainer that must not change what it trains
 (a refactoring, a deleted option) keeps every hash.
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import Config, load_config
-from agents.run import TrainingRun
 from hollywood_gin_env.agents.policy import read_checkpoint
+from hollywood_gin_trainer.config import Config, load_config
+from hollywood_gin_trainer.run import TrainingRun
 
 RECIPE = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 #: The recipe's sizes, scaled down; every mechanism stays on.

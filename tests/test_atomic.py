@@ -219,7 +219,7 @@ def test_evaluate_json_refuses_a_device_before_any_match(tmp_path, monkeypatch, 
 
 def test_play_save_refuses_a_device_and_a_symlink(tmp_path, capsys):
     """play.py --save X saves at once: X a device or a symlink stops it (status 2) with X left as it was."""
-    import play
+    from hollywood_gin_env import play
 
     node = private_null(tmp_path)
     link = tmp_path / "link.json"

@@ -217,7 +217,7 @@ def test_a_record_declaring_more_than_its_file_is_refused_before_inflating(bomb,
 
 def test_the_training_state_is_read_by_the_same_checked_reader(bomb, tmp_path, monkeypatch):
     """train.py --resume reads last.pt through read_checkpoint too: the crafted file is refused by name."""
-    from agents.trainstate import load_training
+    from hollywood_gin_trainer.trainstate import load_training
 
     shutil.copyfile(bomb[0], tmp_path / "last.pt")
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load ran on the crafted file"))

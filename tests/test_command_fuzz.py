@@ -12,7 +12,7 @@ import string
 import pytest
 from rich.console import Console
 
-import play
+from hollywood_gin_env import play
 from hollywood_gin_env.cards import RANKS, SUITS
 from hollywood_gin_env.commands import WORDS, CommandError, parse_command
 from hollywood_gin_env.game import Game

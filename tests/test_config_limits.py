@@ -17,7 +17,7 @@ from typing import get_type_hints
 
 import pytest
 
-from agents.config import LIMITS, SECTIONS, config_from_dict, load_config
+from hollywood_gin_trainer.config import LIMITS, SECTIONS, config_from_dict, load_config
 
 FLOAT_FIELDS = [
     (section, f.name)

@@ -1,4 +1,5 @@
-"""The docs' tables are the code's: the observation table is `OBS_BLOCKS`, the config reference is agents/config.py."""
+"""The docs' tables are the code's: the observation table is `OBS_BLOCKS`, the config reference is the trainer's
+config (hollywood_gin_trainer/config.py)."""
 
 import dataclasses
 import re
@@ -45,13 +46,13 @@ def _config_tables(text: str) -> dict[str, dict[str, str]]:
 @pytest.mark.nojit
 def test_training_doc_lists_every_config_key_with_its_defaults():
     """docs/TRAINING.md has one row per config field, with its default (the recipe: configs/default.toml)."""
-    from agents.config import SECTIONS, Config, _toml_value, load_config
+    from hollywood_gin_trainer.config import SECTIONS, Config, _toml_value, load_config
 
     def shown(value: object) -> str:
         return f"`{_toml_value(value)}`"
 
     tables = _config_tables(TRAINING.read_text(encoding="utf-8"))
-    assert set(tables) == set(SECTIONS) | {"rules"}, "one table per [section] of agents/config.py"
+    assert set(tables) == set(SECTIONS) | {"rules"}, "one table per [section] of hollywood_gin_trainer/config.py"
     defaults, recipe = Config(), load_config(str(ROOT / "configs" / "default.toml"))
     for section, cls in SECTIONS.items():
         rows = tables[section]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hollywood_gin_env", "agents")  # the library and the trainer
+PACKAGES = ("hollywood_gin_env", "hollywood_gin_trainer", "agents")  # the library, the trainer, its old name
 SCRIPTS = ("train.py", "evaluate.py", "play.py", "scripts", "benchmarks")  # programs: they import, nothing imports them
 
 

@@ -33,8 +33,6 @@ def test_play_falls_back_to_expert_with_one_line_why(tmp_path):
 
 
 def test_a_checkpoint_agent_without_torch_names_the_extra():
-    done = run_without_torch(
-        "evaluate.py", "--agents", "checkpoint:checkpoints/hollywood-ppo.pt", "greedy", "--matches", "2"
-    )
+    done = run_without_torch("evaluate.py", "--agents", "bot", "greedy", "--matches", "2")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "needs torch, which is not installed" in done.stderr and ".[torch]" in done.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import play
+from hollywood_gin_env import play
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.cards import card_name, parse_cards
 from hollywood_gin_env.game import Game
@@ -50,7 +50,7 @@ def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_
     before = path.read_bytes()
     assert play.main(["--resume", str(path)]) == 2
     out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines between words
-    assert "play.py: error:" in out and named in out, out
+    assert f"{play.PROG}: error:" in out and named in out, out
     assert path.read_bytes() == before  # a refused file is never overwritten
 
 
@@ -60,7 +60,7 @@ def test_a_deeply_nested_save_file_is_one_clear_error(tmp_path, capsys):
     path.write_text("[" * 200_000 + "]" * 200_000)
     assert play.main(["--resume", str(path)]) == 2
     out = " ".join(capsys.readouterr().out.split())
-    assert "play.py: error:" in out and "nested too deeply" in out, out
+    assert f"{play.PROG}: error:" in out and "nested too deeply" in out, out
 
 
 def test_a_valid_save_file_still_loads(tmp_path):
@@ -99,7 +99,7 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
 def test_the_hint_names_the_checkpoint_by_its_file_name():
     """The hint said `checkpoint:/whole/path/to/hollywood-ppo.pt would: ...`."""
     pytest.importorskip("torch", reason="a checkpoint agent needs torch")
-    path = ROOT / "checkpoints" / "hollywood-ppo.pt"
+    path = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
     game, human = e1_game()
     lines = hint_lines(game, human, load_agent(f"checkpoint:{path}"))
     assert lines[0].startswith("hollywood-ppo.pt would: "), lines

@@ -11,7 +11,7 @@ import re
 import pytest
 from rich.console import Console
 
-import play
+from hollywood_gin_env import play
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.commands import HELP, CommandError, legal_summary, parse_command
 from hollywood_gin_env.game import Game

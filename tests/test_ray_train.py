@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.config import load_config
-from agents.pool import FIRST_SNAPSHOT
-from agents.run import TrainingRun
-from agents.trainstate import load_training
-from agents.workers import RolloutWorker, WorkerError, shares, worker_streams
+from hollywood_gin_trainer.config import load_config
+from hollywood_gin_trainer.pool import FIRST_SNAPSHOT
+from hollywood_gin_trainer.run import TrainingRun
+from hollywood_gin_trainer.trainstate import load_training
+from hollywood_gin_trainer.workers import RolloutWorker, WorkerError, shares, worker_streams
 from tests.ray_fixtures import command_line, in_session
 from tests.subprocess_signals import default_sigint
 

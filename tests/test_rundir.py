@@ -17,12 +17,12 @@ import textwrap
 
 import pytest
 
-from agents.rundir import LOCK_NAME, RunDirError, RunLock, check_fresh, clean_stale_temps
+from hollywood_gin_trainer.rundir import LOCK_NAME, RunDirError, RunLock, check_fresh, clean_stale_temps
 
 HOLDER = textwrap.dedent(
     """
     import sys
-    from agents.rundir import RunLock
+    from hollywood_gin_trainer.rundir import RunLock
     with RunLock(sys.argv[1]):
         print("locked", flush=True)
         sys.stdin.read()  # hold the lock until the parent closes our stdin

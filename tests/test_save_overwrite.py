@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import play
+from hollywood_gin_env import play
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.session import Session, load_match
 

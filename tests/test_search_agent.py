@@ -221,7 +221,7 @@ def test_without_a_standard_error_the_search_plays_its_base_and_a_checkpoint_can
     """One rollout per candidate gives no standard error, so the gate never lets the rollouts overrule the default:
     the agent then plays exactly as its base."""
     pytest.importorskip("torch")
-    bot = "checkpoint:checkpoints/hollywood-ppo.pt"
+    bot = "bot"
     search = SearchAgent(rollouts=1, policy=bot, base=bot)
     plain = load_agent(bot)
     for _, obs, masks in _positions(num_envs=8, steps=40):

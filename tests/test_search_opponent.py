@@ -8,7 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
-import play
+from hollywood_gin_env import play
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.session import Session

@@ -1,4 +1,5 @@
-"""The shipped bot, checkpoints/hollywood-ppo.pt: its format, its training record, and legal play."""
+"""The shipped bot, hollywood_gin_env/data/hollywood-ppo.pt (`load_agent("bot")`): its format, its training record,
+and legal play."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, load_checkpoint  # noqa: E402
 from hollywood_gin_env.evaluate import play_pair, summarize_pair  # noqa: E402
 
-SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "hollywood-ppo.pt"
+SHIPPED = Path(__file__).resolve().parents[1] / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
 
 
 def test_shipped_checkpoint_format_and_training_record():

@@ -360,12 +360,12 @@ def test_set_default_threads_changes_what_none_means_until_reset():
 
 
 def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch, one_row_slices):
-    """The trainer's reward credit and per-player GAE (agents/rollout.py) over slices of the matches (columns of
-    the buffers) give the same rewards, ends and advantages as one thread, for random decision chains."""
+    """The trainer's reward credit and per-player GAE (hollywood_gin_trainer/rollout.py) over slices of the matches
+    (columns of the buffers) give the same rewards, ends and advantages as one thread, for random decision chains."""
     pytest.importorskip("torch")
-    from agents.rollout import RolloutStorage
+    from hollywood_gin_trainer.rollout import RolloutStorage
 
-    monkeypatch.setattr("agents.rollout.ROLLOUT_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
     steps, n = 30, 7
     results = []
     for k in COUNTS:
@@ -391,8 +391,6 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     pytest.importorskip("torch")
     import numba
 
-    from agents.rollout import credit_rows, per_player_gae
-    from agents.tableview import table_view_kernel
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
@@ -400,6 +398,8 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
     from hollywood_gin_env.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.observation import encode_kernel
+    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
+    from hollywood_gin_trainer.tableview import table_view_kernel
 
     if numba.config.DISABLE_JIT:
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
@@ -419,8 +419,8 @@ def _fingerprint_module():
 def training_slices(monkeypatch, one_row_slices):
     """one_row_slices for the trainer's kernels too (the table view, credit and GAE); the process default kept."""
     pytest.importorskip("torch")
-    monkeypatch.setattr("agents.rollout.ROLLOUT_GRAIN", 1)
-    monkeypatch.setattr("agents.tableview.TABLE_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.tableview.TABLE_GRAIN", 1)
     yield one_row_slices
     threads.set_default_threads(None)  # a training run makes its count the process default
 
@@ -453,8 +453,8 @@ def test_a_rollout_worker_runs_one_kernel_thread_unless_env_threads_is_set(env_t
     """A Ray rollout worker's arena, opponents and snapshots take 1 kernel thread (K workers on every core each would
     oversubscribe them) unless train.env_threads is set; then they take that many."""
     torch = pytest.importorskip("torch")
-    from agents.config import load_config
-    from agents.workers import RolloutWorker
+    from hollywood_gin_trainer.config import load_config
+    from hollywood_gin_trainer.workers import RolloutWorker
 
     overrides = ["env.num_envs=4"] + ([] if env_threads is None else [f"train.env_threads={env_threads}"])
     torch_threads = torch.get_num_threads()

@@ -9,12 +9,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.config import load_config, parse_override  # noqa: E402
-from agents.rollout import RolloutStorage  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE  # noqa: E402
+from hollywood_gin_trainer.config import load_config, parse_override  # noqa: E402
+from hollywood_gin_trainer.rollout import RolloutStorage  # noqa: E402
 
 # --- config ----------------------------------------------------------------------------------------------
 
@@ -185,8 +185,8 @@ def test_gae_per_player_matches_a_plain_loop(learner_seat):
 def test_arena_episode_decides_where_returns_stop(episode):
     """env.episode = "hand" ends each return chain at its hand's score; "match" runs it on through later hands."""
 
-    from agents.arena import Arena
     from hollywood_gin_env.rules import Rules
+    from hollywood_gin_trainer.arena import Arena
 
     arena = Arena(4, Rules(), "hand", pool=None, episode=episode, rng=np.random.default_rng(0))
     arena.reset(seed=5)
@@ -201,8 +201,8 @@ def test_arena_episode_decides_where_returns_stop(episode):
 
 
 def test_teacher_weights_make_a_tuned_expert_teacher():
-    from agents.warmstart import collect_teacher
     from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
+    from hollywood_gin_trainer.warmstart import collect_teacher
 
     tuned = [1.5, 60.0, 1.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0]
 
@@ -222,8 +222,11 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 
 
 def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
-    from agents.pool import EXPERT, GREEDY, SELF, kind_of_opponent
-    from agents.tableview import (
+    from hollywood_gin_env.cards import from_mask
+    from hollywood_gin_env.melds import min_deadwood_mask
+    from hollywood_gin_env.state import M_STOCK_POS
+    from hollywood_gin_trainer.pool import EXPERT, GREEDY, SELF, kind_of_opponent
+    from hollywood_gin_trainer.tableview import (
         DEAL_PLAYOUT,
         OPPONENT_DEADWOOD,
         OPPONENT_HAND,
@@ -232,9 +235,6 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
         table_view,
         table_view_size,
     )
-    from hollywood_gin_env.cards import from_mask
-    from hollywood_gin_env.melds import min_deadwood_mask
-    from hollywood_gin_env.state import M_STOCK_POS
 
     env = SelfPlayVectorEnv(6, episode="hand")
     env.reset(seed=5)
@@ -272,8 +272,8 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
 def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
     """The env's play-out score for seat 0 is the score of the hand when `expert` plays both seats from the deal in
     the public env, the matches are left as they were, and the arena keeps that score of each match's deal."""
-    from agents.arena import Arena
     from hollywood_gin_env.rules import Rules
+    from hollywood_gin_trainer.arena import Arena
 
     env = SelfPlayVectorEnv(40, episode="hand")
     obs, infos = env.reset(seed=21)
@@ -300,7 +300,7 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
 
 def test_the_config_defaults_are_the_shipped_recipe_of_configs_default_toml():
     """`python train.py` with no file trains the recipe: every dataclass default equals configs/default.toml."""
-    from agents.config import Config
+    from hollywood_gin_trainer.config import Config
 
     assert load_config(None).to_dict() == load_config("configs/default.toml").to_dict() == Config().to_dict()
 
@@ -351,8 +351,8 @@ def test_the_retired_checkpoint_section_and_settings_of_unused_options_load():
 
 
 def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
-    from agents.ppo import ActorCritic
-    from agents.tableview import table_view_size
+    from hollywood_gin_trainer.ppo import ActorCritic
+    from hollywood_gin_trainer.tableview import table_view_size
 
     config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
     torch.manual_seed(0)
@@ -373,7 +373,7 @@ def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
 def test_env_threads_absent_means_the_process_default_and_a_set_count_is_kept_and_written():
     """train.env_threads: absent from the TOML is None (the CPUs this process may use, resolved by the run) and is
     left out of the written config; a count round-trips through to_toml."""
-    from agents.config import to_toml
+    from hollywood_gin_trainer.config import to_toml
 
     assert load_config(None).train.env_threads is None
     assert "env_threads" not in to_toml(load_config(None))

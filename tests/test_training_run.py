@@ -1,5 +1,6 @@
-"""agents.run.TrainingRun: save/resume round trip, a seeded warm start, a pure-torch policy (meta device), no tensor
-of the loop made on the wrong device, and hand statistics that the trainer and the evaluator count alike."""
+"""hollywood_gin_trainer.run.TrainingRun: save/resume round trip, a seeded warm start, a pure-torch policy (meta
+device), no tensor of the loop made on the wrong device, and hand statistics that the trainer and the evaluator count
+alike."""
 
 from __future__ import annotations
 
@@ -14,10 +15,6 @@ torch = pytest.importorskip("torch")
 
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
-from agents.config import load_config  # noqa: E402
-from agents.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
-from agents.run import TrainingRun, resolve_device  # noqa: E402
-from agents.tableview import table_view_size  # noqa: E402
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
@@ -25,6 +22,10 @@ from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pai
 from hollywood_gin_env.handstats import HandCounts  # noqa: E402
 from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
+from hollywood_gin_trainer.config import load_config  # noqa: E402
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
+from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
+from hollywood_gin_trainer.tableview import table_view_size  # noqa: E402
 
 SMOKE = "configs/smoke.toml"
 
@@ -291,7 +292,7 @@ def test_one_masked_sampler():
     """Sampling, masking and the softmax over actions are written once (hollywood_gin_env/agents/masked.py); the
     learner, the arena, the pool, PolicyAgent and the hints all call it."""
     root = Path(__file__).resolve().parents[1]
-    sources = [*root.glob("agents/*.py"), *root.glob("hollywood_gin_env/**/*.py"), *root.glob("*.py")]
+    sources = [*root.glob("hollywood_gin_trainer/*.py"), *root.glob("hollywood_gin_env/**/*.py"), *root.glob("*.py")]
     home = root / "hollywood_gin_env" / "agents" / "masked.py"
     for path in sources:
         text = path.read_text(encoding="utf-8")
@@ -300,10 +301,10 @@ def test_one_masked_sampler():
         for needle in ("multinomial(", "softmax(", "gumbel("):
             assert needle not in text, f"{path.relative_to(root)} samples or masks actions itself ({needle})"
     users = (
-        "agents/ppo.py",
-        "agents/arena.py",
-        "agents/pool.py",
-        "agents/warmstart.py",
+        "hollywood_gin_trainer/ppo.py",
+        "hollywood_gin_trainer/arena.py",
+        "hollywood_gin_trainer/pool.py",
+        "hollywood_gin_trainer/warmstart.py",
         "hollywood_gin_env/agents/policy.py",
         "hollywood_gin_env/hints.py",
     )
@@ -338,7 +339,7 @@ def test_a_damaged_training_state_is_one_clear_error(tmp_path, damage, message):
 
 def test_a_failing_evaluation_never_costs_the_training_before_it(tmp_path, monkeypatch):
     """train.py writes last.pt before each evaluation: if the evaluation fails, the updates before it are saved."""
-    import train
+    from hollywood_gin_trainer import main as train
 
     def broken(self):
         raise RuntimeError("evaluation failed")

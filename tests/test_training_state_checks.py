@@ -11,9 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.config import load_config  # noqa: E402
-from agents.pool import OpponentPool  # noqa: E402
-from agents.run import TrainingRun  # noqa: E402
+from hollywood_gin_trainer.config import load_config  # noqa: E402
+from hollywood_gin_trainer.pool import OpponentPool  # noqa: E402
+from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
 
 SMOKE = "configs/smoke.toml"
 NAN = float("nan")

@@ -17,11 +17,11 @@ import threading
 
 import pytest
 
-import play
-import train
-from agents.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config
+from hollywood_gin_env import play
 from hollywood_gin_env.session import load_match
 from hollywood_gin_env.userfiles import UserFileError, open_user_file, read_user_file
+from hollywood_gin_trainer import main as train
+from hollywood_gin_trainer.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config
 
 SMOKE = "configs/smoke.toml"
 
@@ -239,7 +239,7 @@ def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
 
 
 def test_a_fifo_as_a_run_lock_is_refused_without_waiting(tmp_path):
-    from agents.rundir import LOCK_NAME, RunDirError, RunLock
+    from hollywood_gin_trainer.rundir import LOCK_NAME, RunDirError, RunLock
 
     os.mkfifo(tmp_path / LOCK_NAME)
     thread, outcome = finishes(lambda: RunLock(tmp_path).acquire())

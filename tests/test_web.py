@@ -430,7 +430,7 @@ def test_a_match_started_in_the_browser_goes_on_in_the_terminal_and_back(tmp_pat
 
     from rich.console import Console
 
-    import play
+    from hollywood_gin_env import play
 
     path = str(tmp_path / "match.json")
     client, matches = server(seed=7, opponent="greedy", save=path)

@@ -1,6 +1,7 @@
 """Agents behind one batched protocol: `act(observations, action_masks) -> actions` (numpy in and out).
 
-`load_agent(spec)` builds one from a spec: "random", "greedy", "expert", "search[:OPTIONS]" or "checkpoint:PATH".
+`load_agent(spec)` builds one from a spec: "random", "greedy", "expert", "search[:OPTIONS]", "bot" (the shipped bot,
+package data) or "checkpoint:PATH".
 Agents see only what the observation and the action mask hold.
 """
 
@@ -9,7 +10,14 @@ from __future__ import annotations
 from hollywood_gin_env.agents.base import Agent, AgentProtocol, as_batch
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
-from hollywood_gin_env.agents.loading import CHECKPOINT_PREFIX, HEURISTICS, SEARCH_NAME, load_plain_agent
+from hollywood_gin_env.agents.loading import (
+    BOT_NAME,
+    CHECKPOINT_PREFIX,
+    HEURISTICS,
+    SEARCH_NAME,
+    bot_path,
+    load_plain_agent,
+)
 from hollywood_gin_env.agents.random_agent import RandomAgent
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed
@@ -20,7 +28,8 @@ def load_agent(
     spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None, rules: Rules | None = None
 ) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert", "search" or "search:rollouts=R,candidates=C,policy=P"
-    (hollywood_gin_env/agents/search.py), or "checkpoint:PATH" (an agent passes through); the heuristics and a
+    (hollywood_gin_env/agents/search.py), "bot" (the shipped bot) or "checkpoint:PATH" (an agent passes through); the
+    heuristics and a
     checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this process may use).
     `rules`: the rules of the matches it will play (the search agent rolls out under them; default the standard
     rules)."""
@@ -40,6 +49,7 @@ def load_agent(
 
 
 __all__ = [
+    "BOT_NAME",
     "CHECKPOINT_PREFIX",
     "HEURISTICS",
     "Agent",
@@ -48,5 +58,6 @@ __all__ = [
     "GreedyAgent",
     "RandomAgent",
     "as_batch",
+    "bot_path",
     "load_agent",
 ]

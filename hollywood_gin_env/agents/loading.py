@@ -1,4 +1,7 @@
-"""The agents a spec names without search: "random", "greedy", "expert" and "checkpoint:PATH".
+"""The agents a spec names without search: "random", "greedy", "expert", "bot" and "checkpoint:PATH".
+
+"bot" is the shipped bot, the checkpoint the package carries as data (hollywood_gin_env/data/hollywood-ppo.pt), found
+with `importlib.resources`, so it plays wherever the package is installed, whatever the working directory.
 
 `load_agent` (the package's face) builds these through `load_plain_agent`, and so does the search agent for its
 rollout policy and base; keeping them here, below both, is what lets the search agent load them without importing
@@ -6,6 +9,9 @@ the package that imports it.
 """
 
 from __future__ import annotations
+
+from importlib.resources import as_file, files
+from pathlib import Path
 
 from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
@@ -15,25 +21,36 @@ from hollywood_gin_env.agents.random_agent import RandomAgent
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 SEARCH_NAME = "search"
+BOT_NAME = "bot"
+BOT_FILE = "hollywood-ppo.pt"
+#: One line for a user without torch: what to install for the bot and checkpoint agents.
+TORCH_EXTRA = 'install the [torch] extra (in a checkout: python -m pip install ".[torch]")'
+
+
+def bot_path() -> Path:
+    """The shipped bot's checkpoint file, package data (a file on disk in every ordinary install)."""
+    return Path(str(files("hollywood_gin_env") / "data" / BOT_FILE))
 
 
 def load_plain_agent(spec: str, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
-    """The agent "random", "greedy", "expert" or "checkpoint:PATH" names, its kernels on `num_threads` threads
+    """The agent "random", "greedy", "expert", "bot" or "checkpoint:PATH" names, its kernels on `num_threads` threads
     (`load_agent`); ValueError naming the specs allowed."""
     key = spec.strip()
     if key.lower() in HEURISTICS:
         agent = HEURISTICS[key.lower()](num_threads=num_threads)
         agent.reset(seed)
         return agent
-    if key.lower().startswith(CHECKPOINT_PREFIX):
+    is_bot = key.lower() == BOT_NAME
+    if is_bot or key.lower().startswith(CHECKPOINT_PREFIX):
         try:
             from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
         except ImportError as error:
-            raise ValueError(
-                f"agent {key!r} needs torch, which is not installed ({error}): install the [torch] extra,"
-                f' e.g. python -m pip install torch==2.13.0 -e ".[torch]"'
-            ) from None
+            raise ValueError(f"agent {key!r} needs torch, which is not installed ({error}): {TORCH_EXTRA}") from None
+        if is_bot:  # as_file: a real file even from a zipped install (a temporary copy, for the load only)
+            with as_file(files("hollywood_gin_env") / "data" / BOT_FILE) as path:
+                return load_checkpoint_agent(path, seed=seed, num_threads=num_threads, name=BOT_NAME)
         return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed, num_threads=num_threads)
     raise ValueError(
-        f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, {SEARCH_NAME}[:OPTIONS] or checkpoint:PATH"
+        f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, {BOT_NAME}, {SEARCH_NAME}[:OPTIONS] or "
+        "checkpoint:PATH"
     )

@@ -1,9 +1,9 @@
 """The one masked categorical over the 107 actions: what every sampler, log-probability and entropy goes through.
 
-The learner (agents/ppo.py), the arena and the opponent pool, `PolicyAgent` and the play program's hints all use
-these functions, so an illegal action is excluded the same way everywhere: its logit is pushed to MASKED_LOGIT,
-whose exp() is exactly 0 in float32, so it gets no probability, and 0 * log p stays 0 in the entropy. Every
-function is torch only and runs on the device of its inputs.
+The trainer's learner (hollywood_gin_trainer/ppo.py), arena and opponent pool, `PolicyAgent` and the play program's
+hints all use these functions, so an illegal action is excluded the same way everywhere: its logit is pushed to
+MASKED_LOGIT, whose exp() is exactly 0 in float32, so it gets no probability, and 0 * log p stays 0 in the entropy.
+Every function is torch only and runs on the device of its inputs.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load rea
 MAX_CHECKPOINT_RECORDS = 100_000
 #: What a key missing from a checkpoint's config means. Older versions wrote fewer keys (a version-1 file has no
 #: "arch" and no "card_channels": it is an "mlp"; a version-3 file has no "lookahead_features"). This is not a
-#: training recipe: a trainer writes every key (agents/config.py's `policy_config`, the shipped recipe's network).
+#: training recipe: a trainer writes every key (`policy_config` of hollywood_gin_trainer/config.py, the shipped
+#: recipe's network).
 MISSING_KEY_MEANS: dict[str, Any] = {
     "arch": "mlp",
     "obs_size": OBS_SIZE,
@@ -496,11 +497,13 @@ def widen_first_layer(weight: torch.Tensor) -> torch.Tensor:
 
 
 def load_checkpoint_agent(
-    path: str | os.PathLike, seed: int | None = None, num_threads: int | None = None
+    path: str | os.PathLike, seed: int | None = None, num_threads: int | None = None, name: str | None = None
 ) -> PolicyAgent:
-    """The agent of a checkpoint file (named "checkpoint:PATH"), its CPU kernels on `num_threads` threads."""
+    """The agent of a checkpoint file (named `name`, default "checkpoint:PATH"), its CPU kernels on `num_threads`
+    threads."""
     policy, config = load_checkpoint(path)
-    return PolicyAgent(policy, config["deterministic"], name=f"checkpoint:{path}", seed=seed, num_threads=num_threads)
+    name = f"checkpoint:{path}" if name is None else name
+    return PolicyAgent(policy, config["deterministic"], name=name, seed=seed, num_threads=num_threads)
 
 
 def parameter_count(policy: nn.Module) -> int:

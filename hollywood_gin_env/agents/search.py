@@ -6,7 +6,7 @@ conditioned on what the observation says: the opponent holds every card it took 
 10 - that many cards drawn from the unseen ones; the stock is the rest of the unseen cards in a random order; the
 discard pile, its order, the face-up card, the phase, the dealer and the turn are the observation's. Each candidate
 is applied in each determinisation (the same determinisations for every candidate: common random numbers), the hand
-is played to its end by the rollout policy (`policy`: `greedy`, `expert` or `checkpoint:PATH`, for both seats) in
+is played to its end by the rollout policy (`policy`: `greedy`, `expert`, `bot` or `checkpoint:PATH`, for both seats) in
 this package's own engine. The first candidate is the default, the action of `base` (`expert`, or any agent spec);
 another is played only if its mean hand score for the player (points won, minus points lost, 0 for a dead hand)
 beats the default's by more than `z` standard errors of their paired differences.
@@ -47,7 +47,7 @@ from hollywood_gin_env.agents._features import (
 )
 from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, ExpertAgent, best_knock, discard_score, expert_row
-from hollywood_gin_env.agents.loading import load_plain_agent
+from hollywood_gin_env.agents.loading import BOT_NAME, load_plain_agent
 from hollywood_gin_env.agents.playout import expert_playouts
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import step_rows
@@ -90,7 +90,7 @@ from hollywood_gin_env.state import (
 )
 from hollywood_gin_env.threads import KernelThreads, pool
 
-ROLLOUT_POLICIES = ("greedy", "expert")  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
+ROLLOUT_POLICIES = ("greedy", "expert", BOT_NAME)  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
 DECISIONS = ("all", "knock")  # search every decision with candidates, or only those where a knock is legal
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
 # rollout matches held at once (about 4 KB each with their observations): a call's rows are searched in batches of

@@ -1,4 +1,4 @@
-"""The ASGI app of `python play.py --web`: one page and a small JSON API over the server's matches.
+"""The ASGI app of `hollywood-gin play --web`: one page and a small JSON API over the server's matches.
 
     GET  /                               the page (static/index.html; its script, style and icon from /static)
     GET  /favicon.ico                    the icon (static/favicon.svg)

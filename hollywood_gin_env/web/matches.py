@@ -52,7 +52,7 @@ class Matches:
         server has made `created_limit` already."""
         if self._made >= self._created_limit:
             raise MatchLimitError(
-                f"This server has started {self._made} matches, its limit: restart python play.py --web for more "
+                f"This server has started {self._made} matches, its limit: restart the server (play --web) for more "
                 "(your saved matches resume with --resume)."
             )
         session = self._make(self._made)

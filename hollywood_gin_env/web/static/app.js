@@ -1,4 +1,4 @@
-// The page of `python play.py --web`: shows the state the server sends (only what you may know) and turns
+// The page of `hollywood-gin play --web`: shows the state the server sends (only what you may know) and turns
 // clicks into moves. The match id lives after the # of the address; every move names the state it was made on.
 "use strict";
 

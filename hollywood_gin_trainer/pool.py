@@ -17,11 +17,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.config import SelfPlayConfig
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
 from hollywood_gin_env.threads import pool
+from hollywood_gin_trainer.config import SelfPlayConfig
 
 SELF, GREEDY, EXPERT = -1, 0, 1
 FIRST_SNAPSHOT = 2
@@ -30,7 +30,7 @@ PRIORITY_FLOOR = 0.05
 
 
 def kind_of_opponent(ids: np.ndarray) -> np.ndarray:
-    """The table view's opponent kind (agents/tableview.py) of each opponent id: 0 self, 1 a snapshot, 2 expert,
+    """The table view's opponent kind (tableview.py) of each opponent id: 0 self, 1 a snapshot, 2 expert,
     3 greedy."""
     return np.select([ids == SELF, ids == EXPERT, ids == GREEDY], [0, 2, 3], default=1).astype(np.int64)
 

@@ -1,6 +1,6 @@
 """The arena: N matches in a `SelfPlayVectorEnv`, the learner against the pool, collected into a `RolloutStorage`.
 
-The arena interface, shared with agents/workers.py's `RemoteArena` (the same matches on Ray actors), so that a
+The arena interface, shared with workers.py's `RemoteArena` (the same matches on Ray actors), so that a
 `TrainingRun` only chooses which: `reset(seed)` deals fresh matches, `collect(model)` plays one rollout and returns
 the learner's rows with their GAE advantages as a `Batch` on the run's device, `snapshot(policy, update)` freezes the
 policy into the pool, `evaluate(model, jobs)` plays evaluation chunks, `timings` is the last rollout's
@@ -24,11 +24,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import Config
-from agents.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
-from agents.ppo import ActorCritic, Batch
-from agents.rollout import RolloutStorage
-from agents.tableview import table_view
 from hollywood_gin_env.agents import AgentProtocol, load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import PolicyAgent
@@ -37,9 +32,14 @@ from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
+from hollywood_gin_trainer.ppo import ActorCritic, Batch
+from hollywood_gin_trainer.rollout import RolloutStorage
+from hollywood_gin_trainer.tableview import table_view
 
 BATCH_FIELDS = tuple(f.name for f in dataclasses.fields(Batch))
-OVERLAP_STREAM = 0x0E1A  # keeps an overlapped arena's streams apart from Ray workers' (agents/workers.py)
+OVERLAP_STREAM = 0x0E1A  # keeps an overlapped arena's streams apart from Ray workers' (workers.py)
 MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 
 
@@ -83,7 +83,7 @@ class Arena:
         self.steps, self.gae = steps, gae  # a PPO rollout's steps per match; (gamma, lambda) of its advantages
         self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
         self.timings = RolloutTimings()
-        self.stock_cards = stock_cards  # the table view's (agents/tableview.py)
+        self.stock_cards = stock_cards  # the table view's (tableview.py)
         # plays each deal out for the table view
         self.playout = load_agent("expert", num_threads=self.threads.num_threads) if playout else None
         self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
@@ -229,7 +229,7 @@ class Arena:
         return values
 
     def _table(self, seats: np.ndarray) -> np.ndarray:
-        """The table view (agents/tableview.py) of seats[i] in each match."""
+        """The table view (tableview.py) of seats[i] in each match."""
         state = self.env.true_state()
         return table_view(state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards, self.threads)
 

@@ -27,7 +27,7 @@ from hollywood_gin_env.threads import KernelThreads, pool
 TABLE_GRAIN = 256
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
-OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (agents/pool.py's ids, in kind_of_opponent)
+OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (pool.py's ids, in kind_of_opponent)
 DEAL_PLAYOUT = OPPONENT_KIND + OPPONENT_KINDS  # the player's score / 100 in expert's play-out of the deal (0: none)
 STOCK = DEAL_PLAYOUT + 1  # then one one-hot of 52 per stock card, the top card first
 MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards

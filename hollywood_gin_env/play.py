@@ -1,8 +1,9 @@
-"""Play a Hollywood Gin match (the whole series) against a bot: `python play.py` (terminal) or `--web` (browser).
+"""Play a Hollywood Gin match (the whole series) against a bot: `hollywood-gin play` (terminal) or `--web` (browser).
 
-See docs/PLAY.md. The match, the bot, the save file (hollywood_gin_env.session),
-the table, the words and the command parser live in the library; this file is the terminal loop around them, and
-`--web` serves the page of hollywood_gin_env.web over the same session.
+The same program is `python -m hollywood_gin_env play` and, in a checkout, `python play.py`. See docs/PLAY.md. The
+match, the bot, the save file (hollywood_gin_env.session), the table, the words and the command parser live in the
+library; this module is the terminal loop around them, and `--web` serves the page of hollywood_gin_env.web over the
+same session.
 """
 
 from __future__ import annotations
@@ -16,29 +17,28 @@ from rich.console import Console
 from rich.text import Text
 
 from hollywood_gin_env import Rules
+from hollywood_gin_env.agents import BOT_NAME
 from hollywood_gin_env.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.narrate import hand_end_lines, hand_events, move_sentences
 from hollywood_gin_env.render import sheet_text, table
 from hollywood_gin_env.session import FILE_FORMAT, Session, choose_seat, load_match, save_match
 
-CHECKPOINT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checkpoints", "hollywood-ppo.pt")
-__all__ = ["FILE_FORMAT", "Table", "default_opponent", "load_match", "main", "save_match"]
+#: How the program is typed where no caller says (the console command; `python play.py` passes its own).
+PROG = "hollywood-gin play"
+__all__ = ["FILE_FORMAT", "PROG", "Table", "default_opponent", "load_match", "main", "save_match"]
 
 
-def default_opponent() -> str:
-    """The shipped checkpoint when it is there and torch is installed, else the expert heuristic (and one line why)."""
-    if not os.path.isfile(CHECKPOINT):
-        print(f"play.py: {CHECKPOINT} is not there: you play the expert heuristic", file=sys.stderr)
-        return "expert"
+def default_opponent(prog: str = PROG) -> str:
+    """The shipped bot ("bot", package data) when torch is installed, else the expert heuristic (and one line why)."""
     if importlib.util.find_spec("torch") is None:
         print(
-            "play.py: torch is not installed, so the shipped bot cannot play: you play the expert heuristic "
-            '(python -m pip install torch==2.13.0 -e ".[torch]" for the bot)',
+            f"{prog}: torch is not installed, so the shipped bot cannot play: you play the expert heuristic "
+            '(for the bot, install the [torch] extra; in a checkout: python -m pip install ".[torch]")',
             file=sys.stderr,
         )
         return "expert"
-    return f"checkpoint:{CHECKPOINT}"
+    return BOT_NAME
 
 
 def opening_line(session: Session) -> str:
@@ -57,8 +57,9 @@ def opening_line(session: Session) -> str:
 class Table:
     """The terminal front end of a `Session`: shows the table on a rich console and reads typed commands."""
 
-    def __init__(self, session: Session, console: Console, pause: bool = True) -> None:
+    def __init__(self, session: Session, console: Console, pause: bool = True, prog: str = PROG) -> None:
         self.session, self.game, self.console = session, session.game, console
+        self.prog = prog  # the command as typed, for the "Resume with" line
         self.pause = pause  # wait for Enter after a hand's end, so its result is read before the next deal
         self.names = session.names
         self.shown = len(self.game.events)
@@ -147,7 +148,7 @@ class Table:
                 if not self.session.save_path:
                     break
             if self.save():
-                self.console.print(f"Saved. Resume with: python play.py --resume {self.session.save_path}")
+                self.console.print(f"Saved. Resume with: {self.prog} --resume {self.session.save_path}")
                 break
             self.session.save_path = None
         self.console.print("Bye.")
@@ -172,13 +173,13 @@ def replay(path: str, console: Console) -> int:
     return 0
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
+def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
+    """The command line; `prog` is the command as the user typed it, for usage and errors."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument(
         "--opponent",
-        help="checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
-        "the shipped checkpoints/hollywood-ppo.pt if present, else expert)",
+        help="bot (the shipped bot), checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
+        "bot where torch is installed, else expert)",
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
@@ -197,6 +198,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     web.add_argument("--port", type=int, help="port to listen on (default: a free one, printed)")
     web.add_argument("--no-browser", action="store_true", help="print the page's address, do not open a browser")
     args = parser.parse_args(argv)
+    args.prog = prog
     if (args.resume or args.replay) and (args.seed is not None or args.rules or args.deck or args.seat != "random"):
         parser.error("--resume and --replay take the seed, rules, deck and seat from the saved file")
     if args.overwrite and not args.save:
@@ -234,7 +236,7 @@ def first_session(args: argparse.Namespace, web: bool) -> Session:
     else:
         game = Game(Rules.from_strings(args.rules), seed=args.seed, deck=args.deck)
         human = choose_seat(args.seat, game.seed)
-        opponent = args.opponent or default_opponent()
+        opponent = args.opponent or default_opponent(args.prog)
     return Session(game, human, opponent, args.save or args.resume, hold_hand_ends=web)
 
 
@@ -245,7 +247,8 @@ def serve_web(args: argparse.Namespace, session: Session, console: Console) -> i
         from hollywood_gin_env.web.server import serve
     except ImportError as error:
         console.print(
-            f'play.py: error: --web needs the [web] extra ({error}): python -m pip install -e ".[web]"', style="red"
+            f'{args.prog}: error: --web needs the [web] extra ({error}); in a checkout: python -m pip install ".[web]"',
+            style="red",
         )
         return 2
     try:
@@ -257,15 +260,15 @@ def serve_web(args: argparse.Namespace, session: Session, console: Console) -> i
             say=console.print,
         )
     except OSError as error:
-        console.print(f"play.py: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
+        console.print(f"{args.prog}: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
         return 2
     except KeyboardInterrupt:
         return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `python play.py` command line."""
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """The `hollywood-gin play` command line (`prog`: how it was typed); returns the exit status."""
+    args = parse_args(argv, prog)
     # soft_wrap off: rich breaks long lines between words at the terminal's width, not the terminal mid-word
     console = Console(color_system=None if args.no_color else "auto", highlight=False, markup=False)
     try:
@@ -274,13 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         check_save_target(args)
         session = first_session(args, args.web)
     except (ValueError, FileNotFoundError) as error:
-        console.print(f"play.py: error: {error}", style="red")
+        console.print(f"{args.prog}: error: {error}", style="red")
         return 2
     if not session.save():
         console.print(session.save_error, style="red")
         return 2
-    return serve_web(args, session, console) if args.web else Table(session, console).run()
+    return serve_web(args, session, console) if args.web else Table(session, console, prog=args.prog).run()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m hollywood_gin_env.play
+    sys.exit(main(prog="python -m hollywood_gin_env.play"))

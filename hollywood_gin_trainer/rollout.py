@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.tableview import table_view_size
 from hollywood_gin_env.threads import KernelThreads, pool
+from hollywood_gin_trainer.tableview import table_view_size
 
 #: Fewest matches (columns) a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
 ROLLOUT_GRAIN = 256

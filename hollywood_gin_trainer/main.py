@@ -1,14 +1,15 @@
 """Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then PPO against an opponent pool.
 
-    python train.py                                    # the recipe of the shipped bot (configs/default.toml)
-    python train.py --config configs/quick.toml        # about 2 minutes on 2 cores
-    python train.py --set train.lr=1e-4 --seed 3 --run-dir runs/try
-    python train.py --resume runs/try                  # continue from runs/try/last.pt
+    hollywood-gin train                                 # the recipe of the shipped bot (configs/default.toml)
+    hollywood-gin train --config configs/quick.toml     # about 2 minutes on 2 cores
+    hollywood-gin train --set train.lr=1e-4 --seed 3 --run-dir runs/try
+    hollywood-gin train --resume runs/try               # continue from runs/try/last.pt
 
-Logs go to TensorBoard (`tensorboard --logdir runs`); the run directory gets config.toml, last.pt (before and after
-every evaluation and on Ctrl-C), best.pt (best lower 95% bound against the first eval opponent) and policy.pt (the
-final policy). The run itself is an `agents.run.TrainingRun`; this file is the loop over it. Progress and notes go
-to stderr, the closing summary to stdout.
+The same program is `python -m hollywood_gin_env train` and, in a checkout, `python train.py`. Logs go to TensorBoard
+(`tensorboard --logdir runs`); the run directory gets config.toml, last.pt (before and after every evaluation and on
+Ctrl-C), best.pt (best lower 95% bound against the first eval opponent) and policy.pt (the final policy). The run
+itself is a `hollywood_gin_trainer.run.TrainingRun`; this module is the loop over it. Progress and notes go to
+stderr, the closing summary to stdout.
 """
 
 from __future__ import annotations
@@ -27,19 +28,26 @@ from pathlib import Path
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from agents.config import Config, load_config, to_toml
-from agents.run import TrainingRun, resolve_device
-from agents.rundir import RUN_FILES, RunLock, check_fresh, clean_stale_temps
-from agents.tblog import log_evaluation, log_hparams, log_scalars
-from agents.workers import WorkerError
 from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text, check_write_target
+from hollywood_gin_trainer.config import Config, load_config, to_toml
+from hollywood_gin_trainer.run import TrainingRun, resolve_device
+from hollywood_gin_trainer.rundir import RUN_FILES, RunLock, check_fresh, clean_stale_temps
+from hollywood_gin_trainer.tblog import log_evaluation, log_hparams, log_scalars
+from hollywood_gin_trainer.workers import WorkerError
+
+#: How the program is typed where no caller says (the console command; `python train.py` passes its own).
+PROG = "hollywood-gin train"
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line (module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
+    """The command line (module docstring); `prog` is the command as the user typed it, for usage and errors."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
-        "--config", default=None, help="TOML config (default: none, the shipped recipe: configs/default.toml's values)"
+        "--config",
+        default=None,
+        help="TOML config (default: none, the shipped recipe, the values configs/default.toml documents)",
     )
     parser.add_argument(
         "--set",
@@ -71,13 +79,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="ADDRESS",
         help="train.workers > 1: join this Ray cluster (default: start Ray here)",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.prog = prog  # the errors and the "resume with" lines name the command as it was typed
+    return args
 
 
 def git_commit() -> str:
-    """The commit the code runs at ("+dirty" with uncommitted changes), or "unknown"."""
+    """The commit the code runs at ("+dirty" with uncommitted changes), or "unknown" (an installed wheel's code)."""
     try:
-        here = Path(__file__).parent
+        here = Path(__file__).resolve().parent
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        if Path(top).resolve() != here.parent:  # a wheel installed in a venv inside some other repository
+            return "unknown"
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True)
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
@@ -183,8 +198,9 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
     return log
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """The program (module docstring) as `prog` (how the user typed it); returns the exit status."""
+    args = parse_args(argv, prog)
     interrupt = Interrupt()
     try:
         device = resolve_device(args.device)
@@ -192,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dir, config = plan_run(args)
         lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
     except (ValueError, FileNotFoundError) as error:
-        raise SystemExit(f"train.py: error: {error}") from None
+        raise SystemExit(f"{args.prog}: error: {error}") from None
     try:
         prepare_run_dir(run_dir, new_run=config is not None, overwrite=args.overwrite)
         if config is None:
@@ -201,12 +217,12 @@ def main(argv: list[str] | None = None) -> int:
             run = TrainingRun.create(config, device, commit=git_commit(), ray_address=args.ray_address)
     except (ValueError, FileNotFoundError, WorkerError) as error:
         lock.release()
-        raise SystemExit(f"train.py: error: {error}") from None
+        raise SystemExit(f"{args.prog}: error: {error}") from None
     try:
         return train(args, run, run_dir, interrupt)
     except (AtomicWriteError, WorkerError) as error:  # a full disk (the previous checkpoint is intact, the message
         # says so) or a rollout worker lost while saving: last.pt stays as last written
-        raise SystemExit(f"train.py: error: {error}; resume with: python train.py --resume {run_dir}") from None
+        raise SystemExit(f"{args.prog}: error: {error}; resume with: {args.prog} --resume {run_dir}") from None
     finally:
         run.close()
         lock.release()
@@ -231,7 +247,7 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         run.save(last)
         if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
             writer.close()
-            say(f"stopped after the warm start; saved {last}\nresume with: python train.py --resume {run_dir}")
+            say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
             return 0
 
     updates = config.train.updates
@@ -245,7 +261,7 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         try:
             batch = run.collect()
         except WorkerError as error:  # last.pt stays as last saved
-            raise SystemExit(f"train.py: error: {error}; resume with: python train.py --resume {run_dir}") from None
+            raise SystemExit(f"{args.prog}: error: {error}; resume with: {args.prog} --resume {run_dir}") from None
         t1 = time.perf_counter()
         losses = run.learn(batch, ent_coef)
         t2 = time.perf_counter()
@@ -282,7 +298,7 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
             run.save(last)
             bar.close()
             writer.close()
-            say(f"stopped at update {update}/{updates}; saved {last}\nresume with: python train.py --resume {run_dir}")
+            say(f"stopped at update {update}/{updates}; saved {last}\nresume with: {args.prog} --resume {run_dir}")
             return 0
     bar.close()
     run.save_policy(run_dir / "policy.pt")

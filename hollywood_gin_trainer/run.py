@@ -5,9 +5,9 @@ optimizer, the opponent pool, the arena's matches and rollout buffers, the progr
 and the device. `create(config)` makes one, `resume(path)` restores one from a `last.pt`, `save(path)` writes it
 atomically (`state_dict()` / `load_state_dict()` underneath). train.py is a flat loop over its steps:
 `start()` (the warm start), then per update `schedule`, `collect`, `learn`, and now and then `snapshot`,
-`evaluate` and `save`. The arena plays the matches: an `agents.arena.Arena` in this process, or with
-`train.workers = K > 1` an `agents.workers.RemoteArena` whose matches, opponents and streams live on K Ray actors;
-both have the same interface (agents/arena.py), and `timings` is the last rollout's `RolloutTimings`.
+`evaluate` and `save`. The arena plays the matches: an `arena.Arena` in this process, or with
+`train.workers = K > 1` a `workers.RemoteArena` whose matches, opponents and streams live on K Ray actors;
+both have the same interface (arena.py), and `timings` is the last rollout's `RolloutTimings`.
 
 Devices: the engine and the heuristics run on the CPU; the model, the snapshots, the sampling generator and every
 tensor of the learner live on `device`; a step's observations cross to it once, batched, and its sampled actions
@@ -29,11 +29,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.arena import Arena, OverlapArena, RolloutTimings
-from agents.config import Config
-from agents.pool import OpponentPool
-from agents.ppo import ActorCritic, Batch, ppo_update
-from agents.trainstate import (
+from hollywood_gin_env.agents.policy import save_checkpoint
+from hollywood_gin_env.duplicate import PairRecord, pair_jobs
+from hollywood_gin_env.evaluate import summarize_pair
+from hollywood_gin_env.threads import check_num_threads, set_default_threads
+from hollywood_gin_trainer.arena import Arena, OverlapArena, RolloutTimings
+from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.pool import OpponentPool
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_update
+from hollywood_gin_trainer.trainstate import (
     TRAIN_KEY,
     Progress,
     capture_rng,
@@ -42,11 +46,7 @@ from agents.trainstate import (
     policy_metadata,
     restore_rng,
 )
-from agents.warmstart import clone, collect_teacher
-from hollywood_gin_env.agents.policy import save_checkpoint
-from hollywood_gin_env.duplicate import PairRecord, pair_jobs
-from hollywood_gin_env.evaluate import summarize_pair
-from hollywood_gin_env.threads import check_num_threads, set_default_threads
+from hollywood_gin_trainer.warmstart import clone, collect_teacher
 
 
 def resolve_device(name: str) -> torch.device:
@@ -97,11 +97,11 @@ class TrainingRun:
         self.model.to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads)
-        if config.train.workers > 1:  # the matches live on Ray actors (agents/workers.py); only then is Ray imported
-            from agents.workers import RemoteArena
+        if config.train.workers > 1:  # the matches live on Ray actors (workers.py); only then is Ray imported
+            from hollywood_gin_trainer.workers import RemoteArena
 
             self.arena = RemoteArena(config, self.pool, self.device, ray_address)
-        elif config.train.overlap:  # two halves of the matches in two threads (agents/arena.py)
+        elif config.train.overlap:  # two halves of the matches in two threads (arena.py)
             self.arena = OverlapArena(config, self.pool, self.device, self.env_threads)
         else:
             self.arena = Arena.for_config(

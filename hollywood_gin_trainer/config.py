@@ -78,7 +78,7 @@ class TrainConfig:
     Off until measured to gain (docs/TRAINING.md, "Threads"); not with workers > 1"""
     workers: int = field(default=1, metadata=_allowed(1, 256))
     """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray
-    actors of one CPU each (agents/workers.py, docs/SCALING.md), the learner updates here"""
+    actors of one CPU each (workers.py, docs/SCALING.md), the learner updates here"""
 
 
 @dataclass
@@ -115,13 +115,13 @@ class ModelConfig:
     critic: str = field(default="table", metadata=_allowed(choices=("player", "table")))
     """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
     player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
-    agents/tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
+    tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
     critic_stock_cards: int = field(default=12, metadata=_allowed(1, 16))
     """"table" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
     bytes more for every decision the warm start and a rollout hold)"""
     critic_playout: bool = True
     """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
-    itself on the same stock (one play-out a hand, agents/tableview.py)"""
+    itself on the same stock (one play-out a hand, tableview.py)"""
 
 
 @dataclass

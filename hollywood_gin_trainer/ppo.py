@@ -11,10 +11,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.config import Config, PPOConfig
-from agents.tableview import table_view_size
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+from hollywood_gin_trainer.config import Config, PPOConfig
+from hollywood_gin_trainer.tableview import table_view_size
 
 CRITICS = ("player", "table")
 TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layers: it has to combine the two inputs, not add them
@@ -22,7 +22,7 @@ TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layers: it has to co
 
 class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
-    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, agents/tableview.py)."""
+    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, tableview.py)."""
 
     def __init__(
         self,
@@ -67,7 +67,7 @@ class ActorCritic(nn.Module):
     def _value(self, features: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
         if self.critic == "table":
             if table is None:
-                raise ValueError('a "table" critic needs the table view (agents/tableview.py) of every row')
+                raise ValueError('a "table" critic needs the table view (tableview.py) of every row')
             features = torch.cat([features, table], dim=-1)
         return self.value_head(features).squeeze(-1)
 

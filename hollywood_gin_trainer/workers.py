@@ -1,6 +1,6 @@
 """Rollout workers on Ray (`train.workers = K > 1`): K actors collect each update's rollout; the learner learns.
 
-`RemoteArena` takes the place of the run's in-process `Arena`, with the same interface (agents/arena.py): the
+`RemoteArena` takes the place of the run's in-process `Arena`, with the same interface (arena.py): the
 `env.num_envs` matches are split into K contiguous shares (worker k gets `num_envs // K` matches, one more for k <
 `num_envs % K`), and worker k's match j is the run's match `first_k + j`, dealt with seed `train.seed + first_k +
 j`, so the first deals are those of a one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one
@@ -35,13 +35,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.arena import Arena, RolloutTimings
-from agents.config import Config, config_from_dict
-from agents.pool import OpponentPool
-from agents.ppo import ActorCritic, Batch
 from hollywood_gin_env.duplicate import ChunkJob, PairRecord
 from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.threads import set_default_threads
+from hollywood_gin_trainer.arena import Arena, RolloutTimings
+from hollywood_gin_trainer.config import Config, config_from_dict
+from hollywood_gin_trainer.pool import OpponentPool
+from hollywood_gin_trainer.ppo import ActorCritic, Batch
 
 ROWS = tuple(f.name for f in dataclasses.fields(Batch))  # a rollout's rows, as they travel from a worker
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
@@ -258,7 +258,7 @@ class RemoteArena:
 
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to
-        worker j mod K); the records in the jobs' order (agents/run.py's `evaluate` merges them)."""
+        worker j mod K); the records in the jobs' order (run.py's `evaluate` merges them)."""
 
         weights = _put_weights(model)
         shares_of = [jobs[k :: self.workers_count] for k in range(self.workers_count)]

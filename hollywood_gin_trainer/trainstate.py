@@ -3,7 +3,7 @@
 `last.pt` is a policy checkpoint (hollywood_gin_env.agents.policy's format: "config" and "state_dict" of the policy)
 with one more key, "train": the run's config, counters, the whole actor-critic and optimizer, the opponent pool, the
 arena's matches (engine arrays, env counters, seats) and every random state (Python, numpy, torch, the trainer's
-generator). `agents.run.TrainingRun.save` writes it atomically; it is read with `weights_only=True`.
+generator). `hollywood_gin_trainer.run.TrainingRun.save` writes it atomically; it is read with `weights_only=True`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.config import Config, config_from_dict
 from hollywood_gin_env.agents.policy import check_state_tensors, check_weights, read_checkpoint
+from hollywood_gin_trainer.config import Config, config_from_dict
 
 TRAIN_KEY = "train"
 #: An Adam parameter's saved state (amsgrad off, as the trainer builds it).

@@ -8,9 +8,9 @@ from typing import Any
 from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 
-from agents.config import Config
-from agents.pool import OpponentPool
-from agents.trainstate import Progress
+from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.pool import OpponentPool
+from hollywood_gin_trainer.trainstate import Progress
 
 LOSS_KEYS = (
     "policy_loss",

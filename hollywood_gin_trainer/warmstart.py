@@ -14,15 +14,15 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from agents.arena import Arena
-from agents.config import Config
-from agents.ppo import ActorCritic
-from agents.rollout import RolloutStorage
 from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.masked import masked_log_probs
 from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_trainer.arena import Arena
+from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.ppo import ActorCritic
+from hollywood_gin_trainer.rollout import RolloutStorage
 
 TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return chains
 TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_003 + 17: apart from PPO's deals

@@ -1,1 +1,0 @@
-"""Agents that learn (PyTorch): PPO learner, value head, rollout storage, opponent pool, warm start."""

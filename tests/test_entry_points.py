@@ -1,0 +1,143 @@
+"""The entry points: the shipped bot by name (`load_agent("bot")`, package data), the `hollywood-gin` command's
+subcommands (also `python -m hollywood_gin_env`), `python -m hollywood_gin_env.evaluate`, the trainer's package and
+the thin programs at the repository root. The wheel built and installed outside the checkout: tests/test_wheel.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hollywood_gin_env import cli
+from hollywood_gin_env.agents import bot_path, load_agent
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the checkout's packages first (not another install of them), and a working folder outside the checkout
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def run_module(tmp_path: Path, *args: str, code: str | None = None) -> subprocess.CompletedProcess:
+    """`python -m ARGS` (or `python -c CODE`) from tmp_path, a folder without the repository's files."""
+    command = [sys.executable, "-c", code] if code else [sys.executable, "-m", *args]
+    return subprocess.run(command, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
+
+
+def test_the_bot_is_package_data_and_loads_by_name_as_its_file_does():
+    """load_agent("bot") is the checkpoint hollywood_gin_env/data/hollywood-ppo.pt: same weights, same moves."""
+    pytest.importorskip("torch")
+    from hollywood_gin_env.game import Game
+
+    assert bot_path() == ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt" and bot_path().is_file()
+    by_name, by_file = load_agent("bot", seed=0), load_agent(f"checkpoint:{bot_path()}", seed=0)
+    assert by_name.name == "bot" and by_file.name == f"checkpoint:{bot_path()}"
+    named, filed = by_name.policy.state_dict(), by_file.policy.state_dict()
+    assert named.keys() == filed.keys() and all(named[k].equal(filed[k]) for k in named)
+    game = Game(seed=5)
+    obs = game.observation(game.current_player)
+    observations, masks = obs["observation"][None], obs["action_mask"][None]
+    assert np.array_equal(by_name.act(observations, masks), by_file.act(observations, masks))
+    assert load_agent(" BOT ").name == "bot"  # specs are trimmed and case-blind, as the heuristics' names are
+
+
+def test_the_env_takes_the_bot_as_its_opponent():
+    """gym.make(..., opponent="bot") plays the shipped bot inside step."""
+    pytest.importorskip("torch")
+    import gymnasium as gym
+
+    env = gym.make("HollywoodGin-v1", opponent="bot")
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert obs["action_mask"].any()
+
+
+def test_an_unknown_agent_spec_lists_the_bot():
+    """The error for a misspelt spec names "bot" among the specs allowed."""
+    with pytest.raises(ValueError, match=r"unknown agent spec 'bott'.*\bbot\b"):
+        load_agent("bott")
+
+
+def test_evaluate_module_prints_its_help(tmp_path):
+    """`python -m hollywood_gin_env.evaluate --help` prints the usage and exits 0 (it used to print nothing)."""
+    done = run_module(tmp_path, "hollywood_gin_env.evaluate", "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m hollywood_gin_env.evaluate") and "--agents" in done.stdout
+
+
+def test_package_main_lists_the_three_commands(tmp_path):
+    """`python -m hollywood_gin_env --help` names play, evaluate and train, one line each, and exits 0."""
+    done = run_module(tmp_path, "hollywood_gin_env", "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m hollywood_gin_env {play,evaluate,train}")
+    for name in ("play", "evaluate", "train"):
+        assert any(line.split()[:1] == [name] for line in done.stdout.splitlines()), done.stdout
+
+
+def test_package_main_runs_a_subcommand(tmp_path):
+    """`python -m hollywood_gin_env play --help` is play's own help, under the name it was typed with."""
+    done = run_module(tmp_path, "hollywood_gin_env", "play", "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m hollywood_gin_env play") and "--opponent" in done.stdout
+
+
+def test_an_unknown_or_missing_command_is_refused_by_name(capsys):
+    """`hollywood-gin plya` exits 2 naming 'plya' and the commands there are; no command at all also exits 2."""
+    assert cli.main(["plya", "--help"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'plya'" in err and "play, evaluate, train" in err
+    assert cli.main([]) == 2
+    assert "name a command: play, evaluate, train" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["play", "evaluate"])
+def test_each_command_help_is_its_programs(command, capsys):
+    """`hollywood-gin play --help` and `... evaluate --help` print that program's usage under the command's name."""
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: hollywood-gin {command} ")
+
+
+def test_train_help_and_errors_name_the_command(tmp_path, capsys):
+    """`hollywood-gin train --help` is the trainer's usage; its errors start with the command as typed."""
+    pytest.importorskip("torch")
+    with pytest.raises(SystemExit) as done:
+        cli.main(["train", "--help"])
+    assert done.value.code == 0 and capsys.readouterr().out.startswith("usage: hollywood-gin train ")
+    with pytest.raises(SystemExit, match=r"^hollywood-gin train: error: --stop-after -1"):
+        cli.main(["train", "--stop-after", "-1", "--run-dir", str(tmp_path / "run")])
+
+
+def test_train_without_torch_names_the_extra_in_one_line(tmp_path):
+    """Without torch, `hollywood-gin train` exits 2 with one line naming the [train] extra, no traceback."""
+    code = "import sys; sys.modules['torch'] = None; from hollywood_gin_env.cli import main; sys.exit(main(['train']))"
+    done = run_module(tmp_path, code=code)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("hollywood-gin train: error: training needs torch") and '".[train]"' in done.stderr
+
+
+def test_the_agents_folder_is_an_alias_of_the_trainer():
+    """`agents.config` is the very module `hollywood_gin_trainer.config`; a name the trainer lacks says where it is."""
+    pytest.importorskip("torch")
+    import agents
+    import hollywood_gin_trainer.config
+
+    assert agents.config is hollywood_gin_trainer.config
+    with pytest.raises(AttributeError, match="hollywood_gin_trainer"):
+        agents.nothing_here  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("script", "module"),
+    [("train.py", "hollywood_gin_trainer.main"), ("play.py", "hollywood_gin_env.play"), ("evaluate.py", None)],
+)
+def test_the_root_programs_are_thin(script, module):
+    """train.py, play.py and evaluate.py at the root only call the installed package's main (the logic ships)."""
+    text = (ROOT / script).read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
+    assert f"from {module or 'hollywood_gin_env.evaluate'} import main" in text
+    assert 'if __name__ == "__main__":' in text
