@@ -2,9 +2,11 @@
 the checkout, it gives the `hollywood-gin` command (play, evaluate, train, each with its help), `python -m
 hollywood_gin_env`, the shipped bot by name, and the trainer (a 2-update run).
 
-The venv sees the test environment's site-packages (`--system-site-packages`) for numpy, numba, torch and the rest, so
-the test needs no network; the wheel goes in with `--no-deps --no-index`. The environment may hold an editable
-install of this project: its finder comes after the venv's own site-packages, and the test checks that every module
+The venv reads numpy, numba, torch and the rest from the test environment's site-packages, so the test needs no
+network; the wheel goes in with `--no-deps --no-index`. Those folders are listed in a `.pth` file of the venv, so they
+come after the venv's own site-packages and their own `.pth` files do not run: the environment's editable install of
+this project (its import hook) cannot shadow the wheel, and `--system-site-packages` is not used because it would
+give a venv made from another venv the base interpreter's packages instead. The test also checks that every module
 it runs is the venv's copy. Slow: a build, a venv and a cold numba cache for the installed copy (a few minutes).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +25,20 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what a build must not copy: git's store, the outputs of runs, builds and caches (.gitignore's entries)
-NOT_SOURCE = (".git", "runs", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", ".venv", "*.nb?")
+NOT_SOURCE = (
+    ".git",
+    "runs",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+    ".hypothesis",
+    ".venv",
+    "*.nb?",
+    ".gl",
+    ".whl",
+)
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 900) -> subprocess.CompletedProcess:
@@ -47,9 +63,12 @@ def venv(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     run([sys.executable, "-m", "pip", "wheel", *offline, "--no-build-isolation", "-w", wheels, "."], source, env)
     (wheel,) = wheels.glob("hollywood_gin-*.whl")
     venv = work / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", venv], work, env)
+    run([sys.executable, "-m", "venv", venv], work, env)
     bin_dir = venv / "bin"
-    # --ignore-installed: the environment's own install of the project (seen through the system site) is not this one
+    purelib = run([bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], work, env)
+    outer = [path for path in site.getsitepackages() if os.path.isdir(path)]
+    (Path(purelib.stdout.strip()) / "test-environment.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
+    # --ignore-installed: the environment's own install of the project (seen through the .pth) is not this one
     run([bin_dir / "python", "-m", "pip", "install", *offline, "--ignore-installed", wheel], work, env)
     outside = work / "elsewhere"
     outside.mkdir()
