@@ -305,10 +305,11 @@ def test_repeated_or_bad_names_are_refused_by_name(agents, named, capsys):
 @pytest.mark.slow  # two untrained networks play a whole match (15-20 s): CI's second command runs it
 def test_two_checkpoints_with_one_stem_are_refused_until_named(tmp_path):
     """runs/a/policy.pt and runs/b/policy.pt would share the label "policy": refused, saying to name them."""
-    pytest.importorskip("torch")
+    torch = pytest.importorskip("torch")
     from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
 
     config = check_policy_config({"hidden_sizes": [8]})
+    torch.manual_seed(0)  # two seeded untrained networks: the match's length is the same on every run
     specs = []
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
