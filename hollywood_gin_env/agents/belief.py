@@ -1,0 +1,561 @@
+"""The opponent's hidden cards, conditioned on every action it was seen to take: a particle belief.
+
+What a player cannot see in a hand is the opponent's hand and the stock. The cards say only so much: the opponent
+holds the cards it took from the pile and still has, and its other cards are among the unseen ones. Its actions say
+more: each discard, each take or pass of the face-up card, each stock draw and each turn it did not knock were
+chosen from the hand it held then. This module weighs sampled deals by how well an opponent model explains those
+actions (`model="expert"`: the `expert` heuristic, deterministic, so an action it would not take from a deal costs
+that deal a factor `eps`; `model="self"`: a policy's probability p of the action, as (1 - eps) p + eps / the legal
+actions), or by the cards alone (`model="none"`: the uniform belief over the deals the cards allow).
+
+The history. One observation holds the opponent's discards, takes and declines as sets, not in order, and not which
+of its discards followed a draw; so the belief reads a `HandHistory`: the viewer's seat, the dealer, the viewer's
+dealt hand and the upcard, then every action of the hand in order (both players'), with the card the viewer drew
+when an action drew it one (the viewer's own draw, or the draw forced on it after two passes). Nothing else: no card
+the viewer never saw. `HistoryRecorder` keeps one per match of an `Engine` as it is stepped.
+
+The sampler (sequential importance resampling over the hand). The unknown cards are those the viewer neither was
+dealt, drew, nor saw as the upcard; before any action, every way of dealing them to the opponent's hand, its stock
+draws and the rest of the stock is equally likely. Each particle is a deal of the opponent's ten cards from them,
+replayed through the hand in this package's own engine (`step_match`): at each of the opponent's stock draws the
+card is drawn uniformly from the particle's remaining unknown cards, except when a card the opponent discards
+before its next draw (and had not taken) is not yet in its hand, which then must be the one drawn (the particle's
+weight takes the chance of that draw, 1 / remaining; two such cards kill it); an action illegal from a particle's
+cards (a discard of a card it does not hold) kills it; at each of the opponent's decisions the model is asked what
+it would do from the particle's cards (its observation as the engine encodes it: `encode_match`) and its answer
+weighs the particle (see `model`). When the effective sample
+size falls below half the particles (or a particle is dead at the end) they are resampled (systematic) and given
+fresh random streams. The result is each particle's opponent hand, its stock (the remaining unknown cards; their
+order is uniform) and its weight.
+
+The deal is guided: drawn uniformly, the opponent's ten cards rarely hold the cards it later discards, so most
+particles would need each of those cards forced as a draw (weight 1 / remaining) and resampling would leave a few
+lineages of dealt hands. So each card it discarded without having taken it goes into its dealt hand with chance
+10 / (10 + its stock draws before that discard) (`_guide`), the rest uniformly from the other unknown cards, and the
+particle's weight starts at the uniform deal's chance of that hand over this proposal's: the same belief, with far
+fewer particles wasted.
+
+If the model explains none of the particles at some decision (possible only with eps = 0), that decision is left
+out of the weights and counted (`Belief.unexplained`); if the cards alone leave no particle (too few particles for
+a long history), `ValueError` says so. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from hollywood_gin_env._jit import njit
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, expert_row
+from hollywood_gin_env.bits import count_bits
+from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
+from hollywood_gin_env.engine import overflow_ok
+from hollywood_gin_env.kernels import new_match_kernel, step_match
+from hollywood_gin_env.observation import OBS_SIZE, encode_match
+from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.sampling import check_seed, random_below
+from hollywood_gin_env.state import (
+    ACTION_DRAW_STOCK,
+    ACTION_PASS,
+    ACTION_TAKE,
+    DISCARD_BASE,
+    HAND_SIZE,
+    KNOCK_BASE,
+    M_DEALER,
+    M_PHASE,
+    M_PLAYER,
+    M_STOCK_POS,
+    NUM_ACTIONS,
+    PHASE_DISCARD,
+    PHASE_DRAW,
+    PHASE_OFFER_DEALER,
+    PHASE_OFFER_NONDEALER,
+    PHASE_OVER,
+    S_DRAWN,
+    S_HAND_OVER,
+    UPCARD_POS,
+    EngineState,
+    named,
+)
+
+MODELS = ("expert", "self", "none")  # opponent models; "self": a policy given as `policy`; "none": the cards alone
+ASK_EXPERT, ASK_POLICY = 1, 2  # what `_advance` does at the opponent's decisions (0: nothing)
+DEFAULTS = {"model": "expert", "particles": 512, "eps": 0.05}
+PARTICLE_LIMITS = (1, 65536)
+MAX_NEEDS = 8  # own discards between two stock draws of the opponent that `_guide` tracks (one draw supplies one)
+RESAMPLE_BELOW = 0.5  # resample when the effective sample size falls below this share of the particles
+
+
+class HandHistory:
+    """The public record of one hand as one player (the viewer) saw it (module docstring)."""
+
+    def __init__(self, viewer: int, dealer: int, hand: int, upcard: int) -> None:
+        if viewer not in (0, 1) or dealer not in (0, 1):
+            raise ValueError(f"viewer={viewer!r} and dealer={dealer!r} must each be 0 or 1")
+        hand, upcard = int(hand), int(upcard)
+        if not 0 <= hand <= FULL_DECK_MASK or bin(hand).count("1") != HAND_SIZE:
+            raise ValueError(f"hand={hand:#x} must be a mask of {HAND_SIZE} cards")
+        if not 0 <= upcard < NUM_CARDS or (hand >> upcard) & 1:
+            raise ValueError(f"upcard={upcard!r} must be a card id (0..51) outside the hand")
+        self.viewer, self.dealer, self.hand, self.upcard = viewer, dealer, hand, upcard
+        self.actions: list[int] = []
+        self.drawn: list[int] = []  # per action: the card it drew for the viewer, else -1
+
+    def add(self, action: int, drawn: int = -1) -> None:
+        """Append one action of either player (and the card it drew for the viewer, if it drew the viewer one)."""
+        if not 0 <= int(action) < NUM_ACTIONS or not -1 <= int(drawn) < NUM_CARDS:
+            raise ValueError(f"action={action!r} must lie in 0..{NUM_ACTIONS - 1} and drawn={drawn!r} in -1..51")
+        self.actions.append(int(action))
+        self.drawn.append(int(drawn))
+
+    def copy(self) -> HandHistory:
+        """An independent copy (the recorder keeps appending to the original)."""
+        twin = HandHistory(self.viewer, self.dealer, self.hand, self.upcard)
+        twin.actions, twin.drawn = list(self.actions), list(self.drawn)
+        return twin
+
+    def events(self) -> np.ndarray:
+        """int64[K, 2]: (action, card drawn for the viewer or -1) of each action, in order."""
+        return np.array([self.actions, self.drawn], dtype=np.int64).T.reshape(-1, 2).copy()
+
+    def unknown_cards(self) -> int:
+        """Mask of the cards the viewer was never shown: the opponent's dealt hand, its draws and the stock."""
+        known = self.hand | (1 << self.upcard)
+        for card in self.drawn:
+            if card >= 0:
+                known |= 1 << card
+        return FULL_DECK_MASK & ~known
+
+
+class HistoryRecorder:
+    """One `HandHistory` per match of an `Engine`, for the seat viewers[m]; call `step` instead of engine.step and
+    `begin` after engine.new_matches."""
+
+    def __init__(self, engine, viewers: np.ndarray) -> None:
+        self.engine = engine
+        self.viewers = np.asarray(viewers, dtype=np.int64)
+        if self.viewers.shape != (engine.num_matches,) or not np.isin(self.viewers, (0, 1)).all():
+            raise ValueError(f"viewers must hold 0 or 1 for each of the {engine.num_matches} matches")
+        self.histories: list[HandHistory | None] = [None] * engine.num_matches
+        self.begin(np.ones(engine.num_matches, dtype=np.bool_))
+
+    def begin(self, selected: np.ndarray) -> None:
+        """Start the histories of the selected matches at their current deal (just dealt, nothing played)."""
+        s = self.engine.state
+        for m in np.flatnonzero(selected):
+            if s.match[m, M_PHASE] == PHASE_OVER:
+                self.histories[m] = None
+                continue
+            viewer = int(self.viewers[m])
+            self.histories[m] = HandHistory(
+                viewer, int(s.match[m, M_DEALER]), int(s.hands[m, viewer]), int(s.pile[m, 0])
+            )
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
+        """engine.step(actions, active), each action recorded; a match whose hand ended starts its next history."""
+        engine = self.engine
+        engine.step(actions, active)
+        s = engine.state
+        active = np.ones(engine.num_matches, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
+        ended = np.zeros(engine.num_matches, dtype=np.bool_)
+        for m in np.flatnonzero(active & ~engine.illegal):
+            if s.last_step[m, S_HAND_OVER] == 1:
+                ended[m] = True
+                continue
+            drawn = int(s.last_step[m, S_DRAWN])
+            # after a draw the drawer is to discard: the card is the viewer's to know only if it drew it
+            mine = drawn >= 0 and s.match[m, M_PLAYER] == self.viewers[m]
+            self.histories[m].add(int(actions[m]), drawn if mine else -1)
+        self.begin(ended)
+
+
+class Belief(NamedTuple):
+    """Weighted samples of what the viewer cannot see."""
+
+    hands: np.ndarray  # int64[N]: the opponent's hand (card mask) of each particle
+    stocks: np.ndarray  # int64[N]: the cards of the stock (mask); their order is uniform
+    weights: np.ndarray  # float64[N], summing to 1
+    unexplained: int  # opponent decisions the model explained from no particle (left out of the weights)
+
+
+def check_belief_options(model: str, particles: int, eps: float) -> None:
+    """ValueError naming a bad option (model, particles or eps) and what is allowed."""
+    if model not in MODELS:
+        raise ValueError(f"belief model={model!r}: use one of {', '.join(MODELS)}")
+    low, high = PARTICLE_LIMITS
+    if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or not low <= particles <= high:
+        raise ValueError(f"belief particles={particles!r}: use a whole number in {low}..{high}")
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0.0 <= float(eps) <= 1.0:
+        raise ValueError(f"belief eps={eps!r}: use a number in 0..1")
+
+
+def sample_belief(
+    history: HandHistory,
+    model: str = "expert",
+    particles: int = 512,
+    eps: float = 0.05,
+    seed: int = 0,
+    rules: Rules | None = None,
+    weights: np.ndarray | None = None,
+    policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> Belief:
+    """The belief after `history` (module docstring): `particles` weighted deals, the opponent modelled by `model`:
+    `expert` (with `weights`, default its own; a decision it would not take weighs `eps`), `self` (`policy`, which
+    maps observations and masks to action probabilities; a decision weighs (1 - eps) p + eps / legal actions) or
+    `none` (the cards alone)."""
+    check_belief_options(model, particles, eps)
+    if (model == "self") != (policy is not None):
+        raise ValueError(f"belief model={model!r}: model='self' takes a policy (probabilities), the others none")
+    seed = check_seed(seed)
+    params = (rules if rules is not None else Rules()).to_params()
+    w = np.asarray(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
+    events, viewer = history.events(), history.viewer
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBE11EF]))
+    n = int(particles)
+    state, pool, logw, needs = _start(history, _fresh_seeds(rng, n), -1, params)
+    arrays, rows = state.arrays(), _buffers(n)
+    script = np.full(n, -1, dtype=np.int64)  # no scripted draws: each is sampled
+    asked, mismatch = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+    ask = {"expert": ASK_EXPERT, "self": ASK_POLICY, "none": 0}[model]
+    log_eps = np.log(eps) if eps > 0 else -np.inf
+    unexplained = 0
+    for k in range(events.shape[0]):
+        with overflow_ok():
+            _advance(arrays, pool, script, logw, asked, mismatch, events, needs, k, viewer, params, w, ask, rows)
+        alive = np.isfinite(logw)
+        if not alive.any():
+            raise ValueError(
+                f"sample_belief: no particle of {n} holds cards that allow action {k} of the history; "
+                "use more particles (or the history is not one hand's)"
+            )
+        if ask == ASK_POLICY and (asked & alive).any():
+            factor = _policy_loglik(policy, rows, asked & alive, int(events[k, 0]), eps)
+        else:
+            factor = np.where(mismatch & alive, log_eps, 0.0)
+        if np.isfinite(logw + factor).any():
+            logw += factor
+        else:
+            unexplained += 1  # the model explains this decision from no particle: leave it out
+        if _effective_share(logw) < RESAMPLE_BELOW or (k == events.shape[0] - 1 and not np.isfinite(logw).all()):
+            index = _systematic(logw, n, rng)
+            for array in arrays:
+                array[:] = array[index]
+            pool[:] = pool[index]
+            logw[:] = 0.0
+            state.rng[:] = _fresh_seeds(rng, n)  # copies of one particle must draw their own future cards
+    weight = np.exp(logw - logw.max())
+    return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained)
+
+
+def _policy_loglik(policy, rows: tuple, asked: np.ndarray, action: int, eps: float) -> np.ndarray:
+    """log((1 - eps) p + eps / legal actions) of `action` where asked (the policy's probability p), else 0."""
+    obs, mask, _ = rows
+    probabilities = np.asarray(policy(obs[asked], mask[asked]), dtype=np.float64)
+    if probabilities.shape != (int(asked.sum()), NUM_ACTIONS):
+        raise ValueError(f"belief policy returned shape {probabilities.shape}, not (rows, {NUM_ACTIONS})")
+    legal = mask[asked].sum(axis=1)
+    out = np.zeros(asked.size)
+    with np.errstate(divide="ignore"):  # eps = 0 and p = 0: the particle is ruled out
+        out[asked] = np.log((1.0 - eps) * probabilities[:, action] + eps / legal)
+    return out
+
+
+def replay_mismatches(
+    history: HandHistory,
+    opponent_hand: int,
+    opponent_draws: list[int],
+    rules: Rules | None = None,
+    weights: np.ndarray | None = None,
+) -> int:
+    """How many of the opponent's decisions in `history` `expert` (`weights`) would have made otherwise had it been
+    dealt `opponent_hand` and drawn `opponent_draws` in order; -1 if those cards make one of its actions illegal."""
+    params = (rules if rules is not None else Rules()).to_params()
+    w = np.asarray(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
+    if bin(int(opponent_hand)).count("1") != HAND_SIZE or int(opponent_hand) & ~history.unknown_cards():
+        raise ValueError(f"opponent_hand={int(opponent_hand):#x}: use {HAND_SIZE} cards the viewer never saw")
+    state, pool, logw, needs = _start(history, np.zeros(1, dtype=np.uint64), int(opponent_hand), params)
+    arrays, events, rows = state.arrays(), history.events(), _buffers(1)
+    script = np.full(1, -1, dtype=np.int64)
+    asked, mismatch = np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_)
+    draws, count = list(opponent_draws), 0
+    for k in range(events.shape[0]):
+        if script[0] < 0 and draws:
+            script[0] = draws.pop(0)
+        with overflow_ok():
+            _advance(
+                arrays,
+                pool,
+                script,
+                logw,
+                asked,
+                mismatch,
+                events,
+                needs,
+                k,
+                history.viewer,
+                params,
+                w,
+                ASK_EXPERT,
+                rows,
+            )
+        if logw[0] == -np.inf:
+            return -1
+        count += int(mismatch[0])
+    return count
+
+
+def _start(
+    history: HandHistory, seeds: np.ndarray, given: int, params: np.ndarray
+) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray]:
+    """(state, pool, log-weights, `_guide`'s needs) of the particles (one per seed) dealt as `_deal_particles` says,
+    before the history's first action."""
+    n = seeds.size
+    state = EngineState.allocate(n)
+    arrays = state.arrays()
+    pool, logw = np.zeros(n, dtype=np.int64), np.zeros(n)
+    kept, chance, needs = _guide(history)
+    with overflow_ok():
+        _deal_particles(
+            arrays, pool, logw, seeds, history.unknown_cards(), history.hand, history.upcard, history.viewer,
+            history.dealer, given, kept, chance,
+        )  # fmt: skip
+        new_match_kernel(
+            np.ones(n, dtype=np.bool_),
+            np.zeros(n, dtype=np.uint64),
+            np.zeros(n, dtype=np.bool_),
+            np.full(n, history.dealer, dtype=np.int64),
+            np.ones(n, dtype=np.bool_),
+            arrays,
+            params,
+        )
+    if (state.hands[:, history.viewer] != history.hand).any():
+        raise AssertionError("belief: a particle dealt the viewer another hand")  # a bug, never input
+    return state, pool, logw, needs
+
+
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The observation and mask rows of n particles, and the expert's scratch row, for `_advance`."""
+    return (
+        np.zeros((n, OBS_SIZE), dtype=np.float32),
+        np.zeros((n, NUM_ACTIONS), dtype=np.int8),
+        np.zeros(NUM_CARDS, dtype=np.int64),
+    )
+
+
+def draw_hands(belief: Belief, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(hands, stocks) of `count` deals drawn from the belief by its weights (systematic resampling)."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"count={count!r}: use a whole number of at least 1")
+    rng = np.random.default_rng(np.random.SeedSequence([check_seed(seed), 0xD4A3]))
+    with np.errstate(divide="ignore"):
+        index = _systematic(np.log(belief.weights), int(count), rng)
+    return belief.hands[index], belief.stocks[index]
+
+
+def _fresh_seeds(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.integers(0, 2**64, size=n, dtype=np.uint64)
+
+
+def _effective_share(logw: np.ndarray) -> float:
+    """Effective sample size over the number of particles."""
+    w = np.exp(logw - logw.max())
+    return float(w.sum() ** 2 / (w * w).sum() / w.size)
+
+
+def _systematic(logw: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of `count` particles resampled systematically by the weights exp(logw)."""
+    w = np.exp(logw - logw.max())
+    edges = np.cumsum(w / w.sum())
+    edges[-1] = 1.0
+    points = (rng.random() + np.arange(count)) / count
+    return np.minimum(np.searchsorted(edges, points, side="right"), logw.size - 1)
+
+
+@njit
+def _deal_particles(
+    arrays, pool, logw, seeds, unknown: int, hand: int, upcard: int, viewer: int, dealer: int, given: int, kept, chance
+) -> None:
+    """Each particle m: its random stream seeds[m], the opponent's ten cards and a deck that deals the viewer `hand`
+    and shows `upcard`; pool[m] = the unknown cards left. The opponent's cards are `given` if >= 0, else drawn from
+    `unknown`: each card of `kept` (the cards it will discard that it did not take) is put in with chance chance[i]
+    while there is room, the rest uniformly from the unknown cards outside `kept`; logw[m] = log(the uniform draw's
+    chance of that hand / this proposal's), so the weighted particles are the uniform draw (`_guide`)."""
+    s = named(arrays)
+    cards = np.empty(NUM_CARDS, dtype=np.int64)
+    mine = np.empty(HAND_SIZE, dtype=np.int64)
+    k = 0
+    for c in range(NUM_CARDS):
+        if (hand >> c) & 1:
+            mine[k] = c
+            k += 1
+    kept_mask = 0
+    for i in range(kept.shape[0]):
+        kept_mask |= 1 << kept[i]
+    prior = _log_choose(count_bits(unknown), HAND_SIZE)
+    for m in range(s.deck.shape[0]):
+        s.rng[m] = seeds[m]
+        theirs = given
+        logw[m] = 0.0
+        if given < 0:
+            theirs, log_proposal, k = 0, 0.0, 0
+            for i in range(kept.shape[0]):
+                if k == HAND_SIZE:
+                    break
+                if random_below(s.rng, m, 1 << 53) / 2.0**53 < chance[i]:
+                    theirs |= 1 << kept[i]
+                    k += 1
+                    log_proposal += np.log(chance[i])
+                else:
+                    log_proposal += np.log(1.0 - chance[i])
+            n = 0
+            for c in range(NUM_CARDS):
+                if (unknown >> c) & 1 and not (kept_mask >> c) & 1:
+                    cards[n] = c
+                    n += 1
+            for j in range(HAND_SIZE - k):  # a partial Fisher-Yates: a uniform draw of the rest
+                r = j + random_below(s.rng, m, n - j)
+                cards[j], cards[r] = cards[r], cards[j]
+                theirs |= 1 << cards[j]
+            log_proposal -= _log_choose(n, HAND_SIZE - k)
+            logw[m] = -prior - log_proposal
+        n = 0
+        for c in range(NUM_CARDS):
+            if (theirs >> c) & 1:
+                cards[n] = c
+                n += 1
+        for j in range(HAND_SIZE):
+            # R3: the non-dealer gets deck[0], deck[2], ...; the dealer deck[1], deck[3], ...
+            s.deck[m, 2 * j + (1 if viewer == dealer else 0)] = mine[j]
+            s.deck[m, 2 * j + (0 if viewer == dealer else 1)] = cards[j]
+        s.deck[m, UPCARD_POS] = upcard
+        pool[m] = unknown & ~theirs
+        position = UPCARD_POS + 1
+        for c in range(NUM_CARDS):  # the rest of the deck in card order: each draw writes its card before it
+            if not (hand >> c) & 1 and not (theirs >> c) & 1 and c != upcard:
+                s.deck[m, position] = c
+                position += 1
+
+
+@njit
+def _log_choose(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _guide(history: HandHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(cards, chances, needs), read from the history's public actions: the opponent's discards of cards it did not
+    take from the pile, in order, each with the chance that it was dealt rather than drawn before its discard (10 :
+    the draws before it; the cards tell nothing else); needs[k] = those of them discarded after the opponent's stock
+    draw at action k and before its next one (-1 padded). Only the sampler's efficiency depends on the chances."""
+    them, nondealer = 1 - history.viewer, 1 - history.dealer
+    phase, actor, top, draws, last_draw = PHASE_OFFER_NONDEALER, nondealer, history.upcard, 0, -1
+    took: set[int] = set()
+    cards, chances = [], []
+    needs = np.full((len(history.actions), MAX_NEEDS), -1, dtype=np.int64)
+    for k, action in enumerate(history.actions):
+        if phase == PHASE_DISCARD:
+            card = action - (KNOCK_BASE if action >= KNOCK_BASE else DISCARD_BASE)
+            if actor == them and card in took:
+                took.discard(card)
+            elif actor == them:
+                cards.append(card)
+                chances.append(1.0 if draws == 0 else max(HAND_SIZE / (HAND_SIZE + draws), 0.05))
+                if last_draw >= 0:
+                    slot = int((needs[last_draw] >= 0).sum())
+                    needs[last_draw, min(slot, MAX_NEEDS - 1)] = card  # more than fit cannot all be drawn there
+            top, actor, phase = card, 1 - actor, PHASE_DRAW
+        elif action == ACTION_TAKE:
+            took |= {top} if actor == them else set()
+            phase = PHASE_DISCARD
+        elif action == ACTION_DRAW_STOCK:
+            if actor == them:
+                draws, last_draw = draws + 1, k
+            phase = PHASE_DISCARD
+        elif phase == PHASE_OFFER_NONDEALER:
+            phase, actor = PHASE_OFFER_DEALER, history.dealer
+        elif phase == PHASE_OFFER_DEALER:  # two passes: the non-dealer draws
+            phase, actor = PHASE_DISCARD, nondealer
+            if actor == them:
+                draws, last_draw = draws + 1, k
+        else:  # a pass of the last discard ends the hand
+            break
+    return np.array(cards, dtype=np.int64), np.array(chances, dtype=np.float64), needs
+
+
+@njit
+def _advance(
+    arrays, pool, script, logw, asked, mismatch, events, needs, k: int, viewer: int, params, w, ask: int, rows
+):
+    """Apply event k of the history to every live particle: kill it where the action is illegal from its cards; at
+    the opponent's decisions (asked[m]) write its observation and mask to rows (ask > 0) and set mismatch[m] where
+    `expert` would act otherwise (ask == ASK_EXPERT); write the card of a stock draw into the deck before it (the
+    opponent's: script[m] if that is a card, which is then used up (-1), else drawn as the module docstring says)."""
+    s = named(arrays)
+    obs, mask, scratch = rows
+    them = 1 - viewer
+    action, card = events[k, 0], events[k, 1]
+    for m in range(s.match.shape[0]):
+        mismatch[m] = False
+        asked[m] = False
+        if logw[m] == -np.inf:
+            continue
+        if s.legal[m, action] == 0:
+            logw[m] = -np.inf
+            continue
+        player = s.match[m, M_PLAYER]
+        phase = s.match[m, M_PHASE]
+        if player == them and ask > 0:
+            asked[m] = True
+            encode_match(m, them, s, params, obs[m])
+            for a in range(NUM_ACTIONS):
+                mask[m, a] = s.legal[m, a]
+            if ask == ASK_EXPERT:
+                mismatch[m] = expert_row(obs[m], mask[m], w, scratch) != action
+        drawer = -1
+        if action == ACTION_DRAW_STOCK:
+            drawer = player
+        elif action == ACTION_PASS and phase == PHASE_OFFER_DEALER:
+            drawer = 1 - s.match[m, M_DEALER]  # R6(d): two passes, the non-dealer draws
+        position = s.match[m, M_STOCK_POS]
+        if drawer == viewer:
+            s.deck[m, position] = card
+        elif drawer == them:
+            held = s.hands[m, them]
+            needed, missing = -1, 0  # the cards it discards before its next draw that it does not hold yet
+            for j in range(needs.shape[1]):
+                if needs[k, j] >= 0 and not (held >> needs[k, j]) & 1:
+                    needed = needs[k, j]
+                    missing += 1
+            if script[m] >= 0:
+                drawn = script[m]
+                script[m] = -1
+            elif missing > 1:
+                logw[m] = -np.inf
+                continue
+            elif needed >= 0:
+                if not (pool[m] >> needed) & 1:
+                    logw[m] = -np.inf
+                    continue
+                logw[m] -= np.log(count_bits(pool[m]))  # the chance that the draw was that card
+                drawn = needed
+            else:
+                drawn = _nth_card(pool[m], random_below(s.rng, m, count_bits(pool[m])))
+            if not (pool[m] >> drawn) & 1:  # only a scripted card can be missing
+                logw[m] = -np.inf
+                continue
+            pool[m] &= ~(1 << drawn)
+            s.deck[m, position] = drawn
+        step_match(m, action, True, s, params)
+
+
+@njit
+def _nth_card(mask: int, k: int) -> int:
+    """The k-th (from 0) card of a mask, in card order."""
+    for c in range(NUM_CARDS):
+        if (mask >> c) & 1:
+            if k == 0:
+                return c
+            k -= 1
+    return -1

@@ -1,0 +1,251 @@
+"""The action-conditioned belief (hollywood_gin_env/agents/belief.py): it deals only cards the player has not seen, in
+the right numbers; its replay gives `expert`'s own decisions from the true deal; a known history has its known
+likelihood; it is deterministic for a seed; bad options are refused by name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hollywood_gin_env.agents import ExpertAgent, GreedyAgent
+from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, draw_hands, replay_mismatches, sample_belief
+from hollywood_gin_env.cards import NUM_CARDS, parse_cards
+from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.melds import min_deadwood_mask
+from hollywood_gin_env.observation import (
+    O_HAND,
+    O_OPP_DISCARDED,
+    O_OPP_TOOK,
+    O_STOCK_SIZE,
+    O_UNSEEN,
+    OBS_SIZE,
+    STOCK_SCALE,
+    encode_rows,
+)
+from hollywood_gin_env.state import (
+    ACTION_PASS,
+    ACTION_TAKE,
+    DISCARD_BASE,
+    M_PLAYER,
+    NUM_ACTIONS,
+    S_DRAWN,
+    S_HAND_OVER,
+)
+from hollywood_gin_env.threads import pool
+
+VIEWER, OPPONENT = 0, 1
+
+
+def mask_of(cards: list[int]) -> int:
+    """Card mask of card ids."""
+    return sum(1 << c for c in cards)
+
+
+def plane(obs: np.ndarray, offset: int) -> int:
+    """Card mask of a 0/1 plane of an observation."""
+    return mask_of([int(c) for c in np.flatnonzero(obs[offset : offset + NUM_CARDS] > 0.5)])
+
+
+def snapshots(viewer_agent, opponent_agent, seed: int, matches: int = 4, steps: int = 160) -> list[dict]:
+    """At each of the viewer's (seat 0) decisions: its history, its observation and, from the engine, what the
+    opponent was dealt, drew and holds, and how many of its decisions `expert` would have made otherwise."""
+    engine = Engine(matches, num_threads=1)
+    engine.new_matches(seeds=np.arange(seed, seed + matches, dtype=np.uint64))
+    recorder = HistoryRecorder(engine, np.full(matches, VIEWER))
+    expert = ExpertAgent(num_threads=1)
+    s = engine.state
+    dealt = [int(h) for h in s.hands[:, OPPONENT]]
+    draws: list[list[int]] = [[] for _ in range(matches)]
+    mine: list[list[int]] = [[] for _ in range(matches)]
+    differ = [0] * matches
+    obs = np.zeros((matches, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((matches, NUM_ACTIONS), dtype=np.int8)
+    found = []
+    for _ in range(steps):
+        live = ~engine.done
+        if not live.any():
+            break
+        players = engine.current_player.copy()
+        encode_rows(pool(1), players, live, engine.arrays, engine.params, obs, mask)
+        actions = np.zeros(matches, dtype=np.int64)
+        for agent, seat in ((viewer_agent, VIEWER), (opponent_agent, OPPONENT)):
+            rows = np.flatnonzero(live & (players == seat))
+            if rows.size:
+                actions[rows] = agent.act(obs[rows], mask[rows])
+        for m in np.flatnonzero(live):
+            if players[m] == OPPONENT:
+                differ[m] += int(expert.act(obs[m : m + 1], mask[m : m + 1])[0] != actions[m])
+            else:
+                found.append(
+                    {
+                        "history": recorder.histories[m].copy(),
+                        "obs": obs[m].copy(),
+                        "holds": int(s.hands[m, OPPONENT]),
+                        "dealt": dealt[m],
+                        "draws": list(draws[m]),
+                        "mine": list(mine[m]),
+                        "differ": differ[m],
+                    }
+                )
+        recorder.step(actions, live)
+        for m in np.flatnonzero(live):
+            if s.last_step[m, S_HAND_OVER] == 1:
+                dealt[m], draws[m], mine[m], differ[m] = int(s.hands[m, OPPONENT]), [], [], 0
+            elif s.last_step[m, S_DRAWN] >= 0:
+                (draws if s.match[m, M_PLAYER] == OPPONENT else mine)[m].append(int(s.last_step[m, S_DRAWN]))
+    return found
+
+
+@pytest.fixture(scope="module")
+def expert_games() -> list[dict]:
+    """The viewer `greedy` against `expert`."""
+    return snapshots(GreedyAgent(num_threads=1), ExpertAgent(num_threads=1), seed=5)
+
+
+def test_the_recorder_keeps_the_viewers_draws_and_no_other_card(expert_games):
+    """A history holds the cards the viewer drew, in order, and no card the opponent drew (those stay -1)."""
+    assert len(expert_games) > 50
+    for snap in expert_games:
+        history = snap["history"]
+        assert [d for d in history.drawn if d >= 0] == snap["mine"]
+        assert history.unknown_cards() & snap["dealt"] == snap["dealt"]
+        for card in snap["draws"]:
+            assert (history.unknown_cards() >> card) & 1
+
+
+@pytest.mark.parametrize("opponent", ["expert", "greedy"])
+def test_the_replay_of_the_true_deal_counts_exactly_the_decisions_expert_would_have_made_otherwise(opponent):
+    """Replayed from the opponent's true deal and draws, the history's decisions differ from `expert`'s exactly where
+    `expert`, given the opponent's real observation, would have acted otherwise: none for `expert` itself."""
+    agent = ExpertAgent(num_threads=1) if opponent == "expert" else GreedyAgent(num_threads=1)
+    found = snapshots(GreedyAgent(num_threads=1), agent, seed=9, steps=120)
+    counts = [replay_mismatches(s["history"], s["dealt"], s["draws"]) for s in found]
+    assert counts == [s["differ"] for s in found]
+    assert (max(counts) == 0) == (opponent == "expert")
+
+
+def test_a_hand_made_history_has_its_known_likelihood():
+    """The opponent (non-dealer) holds AS 2S 3S 4H 4D 4C 7C 8C KD QH (35 deadwood): `expert` takes the upcard 9C
+    (a run: 10 left after the best discard) and passes KH (taking it lowers no deadwood); having taken 9C it knocks
+    (its deadwood is at the limit); a discard of a card it does not hold is illegal."""
+    theirs = mask_of(parse_cards("AS 2S 3S 4H 4D 4C 7C 8C KD QH"))
+    mine = mask_of(parse_cards("2H 5H 8H JH 3D 6D 9D QD 5C QC"))
+
+    def history(upcard: str, *actions: int) -> HandHistory:
+        made = HandHistory(VIEWER, VIEWER, mine, parse_cards(upcard)[0])
+        for action in actions:
+            made.add(action)
+        return made
+
+    discard_king = DISCARD_BASE + parse_cards("KD")[0]
+    assert replay_mismatches(history("9C", ACTION_TAKE), theirs, []) == 0
+    assert replay_mismatches(history("9C", ACTION_PASS), theirs, []) == 1
+    assert replay_mismatches(history("KH", ACTION_PASS), theirs, []) == 0
+    assert replay_mismatches(history("KH", ACTION_TAKE), theirs, []) == 1
+    assert replay_mismatches(history("9C", ACTION_TAKE, discard_king), theirs, []) == 1  # it would have knocked
+    assert replay_mismatches(history("9C", ACTION_TAKE, DISCARD_BASE + parse_cards("5H")[0]), theirs, []) == -1
+
+
+@pytest.mark.parametrize("model", ["expert", "none"])
+def test_the_belief_deals_only_unseen_cards_in_the_right_numbers(expert_games, model):
+    """Every particle's opponent holds ten cards: those it is known to have taken, the rest unseen by the viewer;
+    its stock is the other unseen cards, as many as the observation's stock."""
+    for snap in expert_games[::6]:
+        obs = snap["obs"]
+        took, unseen, own = plane(obs, O_OPP_TOOK), plane(obs, O_UNSEEN), plane(obs, O_HAND)
+        stock = int(round(obs[O_STOCK_SIZE] * STOCK_SCALE))
+        belief = sample_belief(snap["history"], model, particles=32, seed=1)
+        assert belief.weights.sum() == pytest.approx(1.0)
+        for hand, rest in zip(belief.hands.tolist(), belief.stocks.tolist(), strict=True):
+            assert bin(hand).count("1") == 10 and hand & took == took
+            assert hand & ~took & ~unseen == 0 and hand & own == 0
+            assert rest == unseen & ~hand and bin(rest).count("1") == stock
+
+
+def test_the_expert_belief_holds_no_hand_expert_would_have_knocked_with(expert_games):
+    """With eps = 0, once the opponent has discarded without knocking, no particle of positive weight holds a hand
+    of deadwood 0 or between 3 (above expert's hold-for-gin limit) and 10, from which it would have knocked (nor
+    does the opponent's true hand)."""
+    late = [s for s in expert_games if plane(s["obs"], O_OPP_DISCARDED) and len(s["history"].actions) > 12][::4]
+    checked = 0
+    for snap in late:
+        true_dw = min_deadwood_mask(snap["holds"])
+        assert not (true_dw == 0 or 3 <= true_dw <= 10)
+        belief = sample_belief(snap["history"], "expert", particles=96, eps=0.0, seed=2)
+        dw = np.array([min_deadwood_mask(int(h)) for h in belief.hands])
+        band = (dw == 0) | ((dw >= 3) & (dw <= 10))
+        if belief.unexplained == 0:
+            assert belief.weights[band].sum() == 0.0
+            checked += 1
+    assert checked >= 5
+
+
+def test_the_cards_alone_give_every_unseen_card_the_same_chance(expert_games):
+    """With model none the weighted particles hold each unseen card with the chance hidden cards / unseen cards
+    (every deal the cards allow is equally likely), however the opponent's discards constrain its draws."""
+    snap = max(expert_games, key=lambda s: len(s["history"].actions))
+    obs = snap["obs"]
+    took, unseen = plane(obs, O_OPP_TOOK), plane(obs, O_UNSEEN)
+    belief = sample_belief(snap["history"], "none", particles=4000, seed=3)
+    cards = [c for c in range(NUM_CARDS) if (unseen >> c) & 1]
+    chance = np.array([belief.weights[(belief.hands >> c) & 1 == 1].sum() for c in cards])
+    expected = (10 - bin(took).count("1")) / len(cards)
+    assert np.abs(chance - expected).max() < 0.06
+
+
+def test_model_self_with_expert_as_the_policy_is_the_expert_belief(expert_games):
+    """model=self given `expert`'s choices as one-hot probabilities, with eps = 0, weighs every particle as
+    model=expert with eps = 0 does: the same particles and weights for the same seed."""
+    expert = ExpertAgent(num_threads=1)
+
+    def one_hot(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        out = np.zeros((obs.shape[0], NUM_ACTIONS))
+        out[np.arange(obs.shape[0]), expert.act(obs, masks)] = 1.0
+        return out
+
+    for snap in expert_games[5::40]:
+        mine = sample_belief(snap["history"], "self", particles=48, eps=0.0, seed=4, policy=one_hot)
+        theirs = sample_belief(snap["history"], "expert", particles=48, eps=0.0, seed=4)
+        assert np.array_equal(mine.hands, theirs.hands) and np.allclose(mine.weights, theirs.weights)
+
+
+def test_the_belief_is_deterministic_for_a_seed(expert_games):
+    """The same seed gives the same particles and weights; another seed other particles."""
+    history = expert_games[-1]["history"]
+    first, again = (sample_belief(history, particles=32, seed=7) for _ in range(2))
+    other = sample_belief(history, particles=32, seed=8)
+    assert np.array_equal(first.hands, again.hands) and np.array_equal(first.weights, again.weights)
+    assert not np.array_equal(first.hands, other.hands)
+    assert np.array_equal(draw_hands(first, 10, seed=1)[0], draw_hands(again, 10, seed=1)[0])
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"model": "foo"}, "model='foo'"),
+        ({"model": "self"}, "model='self'"),
+        ({"particles": 0}, "particles=0"),
+        ({"particles": 2.5}, "particles=2.5"),
+        ({"eps": 1.5}, "eps=1.5"),
+        ({"eps": -0.1}, "eps=-0.1"),
+        ({"seed": -1}, "seed=-1"),
+    ],
+)
+def test_bad_belief_options_are_refused_by_name(expert_games, options, named):
+    """A bad model, particle count, eps or seed raises ValueError naming it."""
+    with pytest.raises(ValueError, match=named.replace(".", r"\.")):
+        sample_belief(expert_games[0]["history"], **options)
+
+
+def test_a_bad_history_is_refused_by_name():
+    """A history with a wrong seat, a hand of other than ten cards, an upcard in the hand or an action outside the
+    action ids is refused with an error naming the value."""
+    hand = mask_of(list(range(10)))
+    with pytest.raises(ValueError, match="viewer=2"):
+        HandHistory(2, 0, hand, 20)
+    with pytest.raises(ValueError, match="hand="):
+        HandHistory(0, 0, mask_of(list(range(9))), 20)
+    with pytest.raises(ValueError, match="upcard=3"):
+        HandHistory(0, 0, hand, 3)
+    with pytest.raises(ValueError, match="action=107"):
+        HandHistory(0, 0, hand, 20).add(107)
