@@ -186,6 +186,7 @@ def main() -> None:
     parser.add_argument("--belief-seed", type=int, default=0, help="seed of the beliefs' samples (default 0)")
     parser.add_argument("--particles", type=int, default=512, help="particles of the expert belief (default 512)")
     parser.add_argument("--eps", default="0.05", help="comma-separated eps values of the expert belief")
+    parser.add_argument("--moves", type=int, default=8, help="Metropolis moves of the expert belief (default 8)")
     parser.add_argument("--self-eps", default="", help="comma-separated eps values of a model=self row (the bot)")
     parser.add_argument("--samples", type=int, default=512, help="samples of the uniform and tilted beliefs")
     parser.add_argument("--tilt", type=float, default=0.25, help="the tilted belief's tilt (default 0.25)")
@@ -202,7 +203,7 @@ def main() -> None:
     played = time.perf_counter() - start
     print(f"{len(positions)} positions in {played:.1f} s of play (seed {args.seed})")
     self_eps = [float(e) for e in args.self_eps.split(",") if e]
-    models = [("expert", e, f"expert eps={e:g}") for e in eps_values] + [
+    models = [("expert", e, f"expert eps={e:g} m{args.moves}") for e in eps_values] + [
         ("self", e, f"self eps={e:g}") for e in self_eps
     ]
     beliefs = ["true", "uniform", f"tilted {args.tilt:g}"] + [name for _, _, name in models]
@@ -222,7 +223,8 @@ def main() -> None:
         for model, eps, name in models:
             t0 = time.perf_counter()
             given = policy if model == "self" else None
-            belief = sample_belief(position.history, model, args.particles, eps, seed=seed, policy=given)
+            moves = args.moves if model == "expert" else 0
+            belief = sample_belief(position.history, model, args.particles, eps, seed=seed, policy=given, moves=moves)
             seconds[name] += time.perf_counter() - t0
             figures = measure(position, belief.hands, belief.weights, smooths)
             figures["unexplained"] = belief.unexplained

@@ -4,6 +4,11 @@ likelihood; it is deterministic for a seed; bad options are refused by name."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -181,12 +186,12 @@ def test_the_expert_belief_holds_no_hand_expert_would_have_knocked_with(expert_g
 
 
 def test_the_cards_alone_give_every_unseen_card_the_same_chance(expert_games):
-    """With model none the weighted particles hold each unseen card with the chance hidden cards / unseen cards
-    (every deal the cards allow is equally likely), however the opponent's discards constrain its draws."""
-    snap = max(expert_games, key=lambda s: len(s["history"].actions))
+    """With model none the weighted particles (and their Metropolis moves) hold each unseen card with the chance
+    hidden cards / unseen cards (every deal the cards allow is equally likely), whatever the opponent discarded."""
+    snap = min(expert_games, key=lambda s: abs(len(s["history"].actions) - 20))
     obs = snap["obs"]
     took, unseen = plane(obs, O_OPP_TOOK), plane(obs, O_UNSEEN)
-    belief = sample_belief(snap["history"], "none", particles=4000, seed=3)
+    belief = sample_belief(snap["history"], "none", particles=1000, seed=3, moves=16)
     cards = [c for c in range(NUM_CARDS) if (unseen >> c) & 1]
     chance = np.array([belief.weights[(belief.hands >> c) & 1 == 1].sum() for c in cards])
     expected = (10 - bin(took).count("1")) / len(cards)
@@ -229,6 +234,7 @@ def test_the_belief_is_deterministic_for_a_seed(expert_games):
         ({"eps": 1.5}, "eps=1.5"),
         ({"eps": -0.1}, "eps=-0.1"),
         ({"seed": -1}, "seed=-1"),
+        ({"moves": -1}, "moves=-1"),
     ],
 )
 def test_bad_belief_options_are_refused_by_name(expert_games, options, named):
@@ -249,3 +255,17 @@ def test_a_bad_history_is_refused_by_name():
         HandHistory(0, 0, hand, 3)
     with pytest.raises(ValueError, match="action=107"):
         HandHistory(0, 0, hand, 20).add(107)
+
+
+def test_the_probe_script_prints_its_options():
+    """scripts/belief_probe.py --help names its seed options and exits 0 (it imports what it measures with)."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "scripts" / "belief_probe.py"), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--seed" in done.stdout and "--belief-seed" in done.stdout and "--moves" in done.stdout

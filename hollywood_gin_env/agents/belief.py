@@ -23,10 +23,9 @@ before its next draw (and had not taken) is not yet in its hand, which then must
 weight takes the chance of that draw, 1 / remaining; two such cards kill it); an action illegal from a particle's
 cards (a discard of a card it does not hold) kills it; at each of the opponent's decisions the model is asked what
 it would do from the particle's cards (its observation as the engine encodes it: `encode_match`) and its answer
-weighs the particle (see `model`). When the effective sample
-size falls below half the particles (or a particle is dead at the end) they are resampled (systematic) and given
-fresh random streams. The result is each particle's opponent hand, its stock (the remaining unknown cards; their
-order is uniform) and its weight.
+weighs the particle (see `model`). When the effective sample size falls below half the particles (or a particle is
+dead at the end) they are resampled (systematic) and given fresh random streams. The result is each particle's
+opponent hand, its stock (the remaining unknown cards; their order is uniform) and its weight.
 
 The deal is guided: drawn uniformly, the opponent's ten cards rarely hold the cards it later discards, so most
 particles would need each of those cards forced as a draw (weight 1 / remaining) and resampling would leave a few
@@ -34,6 +33,14 @@ lineages of dealt hands. So each card it discarded without having taken it goes 
 10 / (10 + its stock draws before that discard) (`_guide`), the rest uniformly from the other unknown cards, and the
 particle's weight starts at the uniform deal's chance of that hand over this proposal's: the same belief, with far
 fewer particles wasted.
+
+Moves. Resampling copies particles, so after a long history many share the cards they were dealt and never played,
+and the belief's card chances are those of a few lineages (with model none and 4000 particles, cards off the uniform
+chance by 0.26 at twenty actions). `moves` > 0 resamples at the end and then makes that many Metropolis moves per
+particle (`_move`): a card of its hand that it did not take trades places with a stock card, the history is
+replayed from the new deal (one batched replay of all particles, as costly as the sampler's own pass), and the move
+is kept with chance min(1, eps ** (its extra mismatches)) when every action stays legal; the two deals are equally
+likely a priori, so the belief is unchanged and its particles are fresh (sixteen moves bring the same case to 0.03).
 
 If the model explains none of the particles at some decision (possible only with eps = 0), that decision is left
 out of the weights and counted (`Belief.unexplained`); if the cards alone leave no particle (too few particles for
@@ -86,7 +93,8 @@ ASK_EXPERT, ASK_POLICY = 1, 2  # what `_advance` does at the opponent's decision
 DEFAULTS = {"model": "expert", "particles": 512, "eps": 0.05}
 PARTICLE_LIMITS = (1, 65536)
 MAX_NEEDS = 8  # own discards between two stock draws of the opponent that `_guide` tracks (one draw supplies one)
-RESAMPLE_BELOW = 0.5  # resample when the effective sample size falls below this share of the particles
+RESAMPLE_BELOW = 0.5
+MAX_MOVES = 64  # resample when the effective sample size falls below this share of the particles
 
 
 class HandHistory:
@@ -201,30 +209,36 @@ def sample_belief(
     rules: Rules | None = None,
     weights: np.ndarray | None = None,
     policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    moves: int = 0,
 ) -> Belief:
     """The belief after `history` (module docstring): `particles` weighted deals, the opponent modelled by `model`:
     `expert` (with `weights`, default its own; a decision it would not take weighs `eps`), `self` (`policy`, which
     maps observations and masks to action probabilities; a decision weighs (1 - eps) p + eps / legal actions) or
-    `none` (the cards alone)."""
+    `none` (the cards alone); then `moves` Metropolis moves per particle (not with `self`; module docstring)."""
     check_belief_options(model, particles, eps)
     if (model == "self") != (policy is not None):
         raise ValueError(f"belief model={model!r}: model='self' takes a policy (probabilities), the others none")
+    if isinstance(moves, bool) or not isinstance(moves, (int, np.integer)) or not 0 <= moves <= MAX_MOVES:
+        raise ValueError(f"belief moves={moves!r}: use a whole number in 0..{MAX_MOVES}")
+    if moves and model == "self":
+        raise ValueError(f"belief moves={moves!r}: model='self' takes no moves (use moves=0)")
     seed = check_seed(seed)
     params = (rules if rules is not None else Rules()).to_params()
     w = np.asarray(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
     events, viewer = history.events(), history.viewer
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0xBE11EF]))
     n = int(particles)
-    state, pool, logw, needs = _start(history, _fresh_seeds(rng, n), -1, params)
+    guide = _guide(history)
+    state, pool, logw = _start(history, guide, _fresh_seeds(rng, n), np.full(n, -1, dtype=np.int64), params)
     arrays, rows = state.arrays(), _buffers(n)
     script = np.full(n, -1, dtype=np.int64)  # no scripted draws: each is sampled
-    asked, mismatch = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_)
+    asked, mismatch, counts = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64)
     ask = {"expert": ASK_EXPERT, "self": ASK_POLICY, "none": 0}[model]
     log_eps = np.log(eps) if eps > 0 else -np.inf
     unexplained = 0
     for k in range(events.shape[0]):
         with overflow_ok():
-            _advance(arrays, pool, script, logw, asked, mismatch, events, needs, k, viewer, params, w, ask, rows)
+            _advance(arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, viewer, params, w, ask, rows)
         alive = np.isfinite(logw)
         if not alive.any():
             raise ValueError(
@@ -237,17 +251,57 @@ def sample_belief(
             factor = np.where(mismatch & alive, log_eps, 0.0)
         if np.isfinite(logw + factor).any():
             logw += factor
+            counts += mismatch & alive
         else:
             unexplained += 1  # the model explains this decision from no particle: leave it out
-        if _effective_share(logw) < RESAMPLE_BELOW or (k == events.shape[0] - 1 and not np.isfinite(logw).all()):
+        last = k == events.shape[0] - 1
+        if _effective_share(logw) < RESAMPLE_BELOW or (last and (moves or not np.isfinite(logw).all())):
             index = _systematic(logw, n, rng)
             for array in arrays:
                 array[:] = array[index]
-            pool[:] = pool[index]
-            logw[:] = 0.0
+            pool[:], counts[:], logw[:] = pool[index], counts[index], 0.0
             state.rng[:] = _fresh_seeds(rng, n)  # copies of one particle must draw their own future cards
+    for _ in range(moves if events.shape[0] else 0):
+        _move(history, guide, state, pool, counts, rng, params, w, ask, log_eps)
     weight = np.exp(logw - logw.max())
     return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained)
+
+
+def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, w, ask: int, log_eps: float) -> None:
+    """One Metropolis move of every particle, in place: a card of the opponent's hand that it neither took nor will
+    discard trades places with a stock card (where it was dealt or drawn); the whole history is replayed from the
+    new deal, and the move kept with chance min(1, eps ** (its mismatches - the old ones)) if every action stays
+    legal. The cards' prior is the same for both deals, so the belief is left as it is, with fresh hands."""
+    them = 1 - history.viewer
+    n = pool.size
+    offset = 0 if history.viewer == history.dealer else 1  # R3: the opponent's deal positions
+    slots = 2 * np.arange(HAND_SIZE) + offset
+    dealt = np.bitwise_or.reduce(np.left_shift(1, state.deck[:, slots]), axis=1)
+    draws = state.deck[:, guide.draw_positions].copy()
+    hidden = state.hands[:, them] & ~state.took[:, them]
+    cards = np.arange(NUM_CARDS)
+    out = _pick(hidden, cards, rng)
+    into = _pick(pool, cards, rng)
+    ok = (out >= 0) & (into >= 0)
+    was_dealt = ok & ((dealt >> np.maximum(out, 0)) & 1 == 1)
+    dealt = np.where(was_dealt, (dealt & ~np.left_shift(1, np.maximum(out, 0))) | np.left_shift(1, np.maximum(into, 0)),
+                     dealt)  # fmt: skip
+    drawn = ok[:, None] & ~was_dealt[:, None] & (draws == out[:, None])
+    draws = np.where(drawn, into[:, None], draws)
+    new, new_pool, legal, new_counts = _replay_given(history, guide, dealt, draws, params, w, ask)
+    with np.errstate(invalid="ignore"):
+        chance = np.exp(np.where(new_counts > counts, (new_counts - counts) * log_eps, 0.0))
+    keep = ok & legal & (rng.random(n) < chance)
+    for mine, theirs in zip(state.arrays(), new.arrays(), strict=True):
+        mine[keep] = theirs[keep]
+    pool[keep], counts[keep] = new_pool[keep], new_counts[keep]
+
+
+def _pick(masks: np.ndarray, cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly chosen card of each mask (-1 for an empty one)."""
+    held = (masks[:, None] >> cards[None, :]) & 1 == 1
+    keys = np.where(held, rng.random(held.shape), -1.0)
+    return np.where(held.any(axis=1), keys.argmax(axis=1), -1)
 
 
 def _policy_loglik(policy, rows: tuple, asked: np.ndarray, action: int, eps: float) -> np.ndarray:
@@ -276,51 +330,49 @@ def replay_mismatches(
     w = np.asarray(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
     if bin(int(opponent_hand)).count("1") != HAND_SIZE or int(opponent_hand) & ~history.unknown_cards():
         raise ValueError(f"opponent_hand={int(opponent_hand):#x}: use {HAND_SIZE} cards the viewer never saw")
-    state, pool, logw, needs = _start(history, np.zeros(1, dtype=np.uint64), int(opponent_hand), params)
-    arrays, events, rows = state.arrays(), history.events(), _buffers(1)
-    script = np.full(1, -1, dtype=np.int64)
-    asked, mismatch = np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_)
-    draws, count = list(opponent_draws), 0
+    guide = _guide(history)
+    draws = np.full((1, guide.draw_events.size), -1, dtype=np.int64)
+    given = list(opponent_draws)[: draws.shape[1]]
+    draws[0, : len(given)] = given
+    _, _, legal, counts = _replay_given(history, guide, np.array([int(opponent_hand)]), draws, params, w, ASK_EXPERT)
+    return int(counts[0]) if legal[0] else -1
+
+
+def _replay_given(
+    history: HandHistory, guide: Guide, dealt: np.ndarray, draws: np.ndarray, params, w, ask: int
+) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray]:
+    """(state, pool, legal, mismatches) of particles dealt `dealt` (the opponent's ten cards each) drawing draws[m]
+    (its stock draws in order; -1: sampled) through the whole history, `expert` asked if ask == ASK_EXPERT."""
+    n = dealt.size
+    state, pool, logw = _start(history, guide, np.zeros(n, dtype=np.uint64), dealt, params)
+    arrays, events, rows = state.arrays(), history.events(), _buffers(n)
+    script = np.full(n, -1, dtype=np.int64)
+    asked, mismatch, counts = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64)
+    logw[:] = 0.0
+    slot = {int(k): j for j, k in enumerate(guide.draw_events)}
     for k in range(events.shape[0]):
-        if script[0] < 0 and draws:
-            script[0] = draws.pop(0)
+        if k in slot:
+            script[:] = draws[:, slot[k]]
         with overflow_ok():
-            _advance(
-                arrays,
-                pool,
-                script,
-                logw,
-                asked,
-                mismatch,
-                events,
-                needs,
-                k,
-                history.viewer,
-                params,
-                w,
-                ASK_EXPERT,
-                rows,
-            )
-        if logw[0] == -np.inf:
-            return -1
-        count += int(mismatch[0])
-    return count
+            _advance(arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, history.viewer, params, w,
+                     ask, rows)  # fmt: skip
+        counts += mismatch
+    return state, pool, np.isfinite(logw), counts
 
 
 def _start(
-    history: HandHistory, seeds: np.ndarray, given: int, params: np.ndarray
-) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray]:
-    """(state, pool, log-weights, `_guide`'s needs) of the particles (one per seed) dealt as `_deal_particles` says,
-    before the history's first action."""
+    history: HandHistory, guide: Guide, seeds: np.ndarray, given: np.ndarray, params: np.ndarray
+) -> tuple[EngineState, np.ndarray, np.ndarray]:
+    """(state, pool, log-weights) of the particles (one per seed) dealt as `_deal_particles` says, before the
+    history's first action."""
     n = seeds.size
     state = EngineState.allocate(n)
     arrays = state.arrays()
     pool, logw = np.zeros(n, dtype=np.int64), np.zeros(n)
-    kept, chance, needs = _guide(history)
     with overflow_ok():
         _deal_particles(
             arrays, pool, logw, seeds, history.unknown_cards(), history.hand, history.upcard, history.viewer,
-            history.dealer, given, kept, chance,
+            history.dealer, given, guide.kept, guide.chance,
         )  # fmt: skip
         new_match_kernel(
             np.ones(n, dtype=np.bool_),
@@ -333,7 +385,7 @@ def _start(
         )
     if (state.hands[:, history.viewer] != history.hand).any():
         raise AssertionError("belief: a particle dealt the viewer another hand")  # a bug, never input
-    return state, pool, logw, needs
+    return state, pool, logw
 
 
 def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -376,10 +428,10 @@ def _systematic(logw: np.ndarray, count: int, rng: np.random.Generator) -> np.nd
 
 @njit
 def _deal_particles(
-    arrays, pool, logw, seeds, unknown: int, hand: int, upcard: int, viewer: int, dealer: int, given: int, kept, chance
+    arrays, pool, logw, seeds, unknown: int, hand: int, upcard: int, viewer: int, dealer: int, given, kept, chance
 ) -> None:
     """Each particle m: its random stream seeds[m], the opponent's ten cards and a deck that deals the viewer `hand`
-    and shows `upcard`; pool[m] = the unknown cards left. The opponent's cards are `given` if >= 0, else drawn from
+    and shows `upcard`; pool[m] = the unknown cards left. The opponent's cards are given[m] if >= 0, else drawn from
     `unknown`: each card of `kept` (the cards it will discard that it did not take) is put in with chance chance[i]
     while there is room, the rest uniformly from the unknown cards outside `kept`; logw[m] = log(the uniform draw's
     chance of that hand / this proposal's), so the weighted particles are the uniform draw (`_guide`)."""
@@ -397,9 +449,9 @@ def _deal_particles(
     prior = _log_choose(count_bits(unknown), HAND_SIZE)
     for m in range(s.deck.shape[0]):
         s.rng[m] = seeds[m]
-        theirs = given
+        theirs = given[m]
         logw[m] = 0.0
-        if given < 0:
+        if theirs < 0:
             theirs, log_proposal, k = 0, 0.0, 0
             for i in range(kept.shape[0]):
                 if k == HAND_SIZE:
@@ -444,13 +496,25 @@ def _log_choose(n: int, k: int) -> float:
     return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
-def _guide(history: HandHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(cards, chances, needs), read from the history's public actions: the opponent's discards of cards it did not
+class Guide(NamedTuple):
+    """What the public actions say about the opponent's cards (`_guide`)."""
+
+    kept: np.ndarray  # the cards it discarded without having taken them, in order
+    chance: np.ndarray  # per kept card: the proposal's chance that it was dealt
+    needs: np.ndarray  # [action, MAX_NEEDS]: kept cards discarded after its stock draw at that action, before the next
+    draw_events: np.ndarray  # the actions at which it drew from the stock
+    draw_positions: np.ndarray  # the deck positions of those draws
+
+
+def _guide(history: HandHistory) -> Guide:
+    """The `Guide` of a history, read from its public actions: the opponent's discards of cards it did not
     take from the pile, in order, each with the chance that it was dealt rather than drawn before its discard (10 :
     the draws before it; the cards tell nothing else); needs[k] = those of them discarded after the opponent's stock
     draw at action k and before its next one (-1 padded). Only the sampler's efficiency depends on the chances."""
     them, nondealer = 1 - history.viewer, 1 - history.dealer
     phase, actor, top, draws, last_draw = PHASE_OFFER_NONDEALER, nondealer, history.upcard, 0, -1
+    position = UPCARD_POS + 1  # of the next stock draw, either player's
+    draw_events, draw_positions = [], []
     took: set[int] = set()
     cards, chances = [], []
     needs = np.full((len(history.actions), MAX_NEEDS), -1, dtype=np.int64)
@@ -472,6 +536,9 @@ def _guide(history: HandHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         elif action == ACTION_DRAW_STOCK:
             if actor == them:
                 draws, last_draw = draws + 1, k
+                draw_events.append(k)
+                draw_positions.append(position)
+            position += 1
             phase = PHASE_DISCARD
         elif phase == PHASE_OFFER_NONDEALER:
             phase, actor = PHASE_OFFER_DEALER, history.dealer
@@ -479,9 +546,18 @@ def _guide(history: HandHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             phase, actor = PHASE_DISCARD, nondealer
             if actor == them:
                 draws, last_draw = draws + 1, k
+                draw_events.append(k)
+                draw_positions.append(position)
+            position += 1
         else:  # a pass of the last discard ends the hand
             break
-    return np.array(cards, dtype=np.int64), np.array(chances, dtype=np.float64), needs
+    return Guide(
+        np.array(cards, dtype=np.int64),
+        np.array(chances, dtype=np.float64),
+        needs,
+        np.array(draw_events, dtype=np.int64),
+        np.array(draw_positions, dtype=np.int64),
+    )
 
 
 @njit
