@@ -196,7 +196,7 @@ def main() -> None:
     parser.add_argument("--discard-share", type=float, default=0.1, help="share of plain discards kept (0.1)")
     parser.add_argument("--out", help="write the figures as JSON here")
     args = parser.parse_args()
-    eps_values = [float(e) for e in args.eps.split(",")]
+    eps_values = [float(e) for e in args.eps.split(",") if e]
     smooths = [float(s) for s in args.smooth.split(",")]
     start = time.perf_counter()
     positions = collect(args.bot, args.positions, args.seed, args.matches, args.discard_share)
@@ -245,10 +245,11 @@ def main() -> None:
             if cells["card_inconsistent"][0] > 0:
                 line += f"  card-inconsistent {cells['card_inconsistent'][0]:.4f}"
             print(line)
-        diffs = [
-            r["deadwood"] - t["deadwood"] for r, t in zip(rows[kind, beliefs[-1]], rows[kind, "true"], strict=True)
-        ]
-        print(f"{beliefs[-1]} deadwood minus true: {_cell(summarise(diffs), 2)}")
+        for name in beliefs[1:]:
+            pairs = zip(rows[kind, name], rows[kind, "true"], strict=True)
+            diffs = [r["deadwood"] - t["deadwood"] for r, t in pairs]
+            report[f"{kind}/{name}"]["deadwood_minus_true"] = summarise(diffs)
+            print(f"{name} deadwood minus true: {_cell(summarise(diffs), 2)}")
     print(f"\ntotal {report['total_s']:.1f} s")
     if args.out:
         atomic_write_text(args.out, json.dumps(report, indent=1, default=float))
