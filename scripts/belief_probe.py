@@ -29,7 +29,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, sample_belief
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, W_GIN_HOLD
@@ -56,13 +55,9 @@ class Position(NamedTuple):
     true_hand: int
 
 
-@njit
 def deadwoods(hands: np.ndarray) -> np.ndarray:
     """The minimum deadwood of each hand (card masks)."""
-    out = np.empty(hands.shape[0], dtype=np.int64)
-    for i in range(hands.shape[0]):
-        out[i] = min_deadwood_mask(hands[i])
-    return out
+    return np.array([min_deadwood_mask(int(hand)) for hand in hands], dtype=np.int64)
 
 
 def plane(obs: np.ndarray, offset: int) -> int:
