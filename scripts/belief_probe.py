@@ -43,7 +43,7 @@ from hollywood_gin_env.state import KNOCK_BASE, M_PHASE, NUM_ACTIONS, PHASE_DISC
 from hollywood_gin_env.threads import pool
 
 KINDS = ("knock-legal", "discard")
-DEFAULT_BOT = "checkpoint:checkpoints/hollywood-ppo.pt"
+DEFAULT_BOT = "bot"  # the shipped bot (hollywood_gin_env/data/hollywood-ppo.pt)
 
 
 class Position(NamedTuple):
