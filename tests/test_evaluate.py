@@ -396,6 +396,7 @@ print(code, tracemalloc.get_traced_memory()[1])
 """
 
 
+@pytest.mark.slow  # two evaluations of many matches (about 5 s): CI's second command runs it
 def test_memory_does_not_grow_with_the_number_of_matches():
     """--matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
     peaks = {}

@@ -72,7 +72,14 @@ def _scratch_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize(("doc", "line", "source"), BLOCKS, ids=[f"{doc}:{line}" for doc, line, _ in BLOCKS])
+# a block that trains Stable-Baselines3's MaskablePPO takes 5-12 s: CI's second command runs it
+BLOCK_PARAMS = [
+    pytest.param(doc, line, source, id=f"{doc}:{line}", marks=pytest.mark.slow if "sb3_contrib" in source else ())
+    for doc, line, source in BLOCKS
+]
+
+
+@pytest.mark.parametrize(("doc", "line", "source"), BLOCK_PARAMS)
 def test_docs_python_block_runs_on_its_own(doc, line, source, tmp_path):
     """The block, with only its own imports, exits 0 in a fresh interpreter (training blocks shortened)."""
     first = source.lstrip().splitlines()[0] if source.strip() else ""

@@ -16,6 +16,7 @@ fingerprint = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fingerprint)
 
 
+@pytest.mark.slow  # two scaled-down training runs (about 5 s): CI's second command runs it
 def test_the_recipe_fingerprint_is_the_same_on_a_second_run():
     """Seeded, one torch thread: two tiny runs of the recipe (every mechanism on) hash alike, part by part."""
     first = fingerprint.fingerprint(tiny=True)

@@ -15,6 +15,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v1)
 
 
+@pytest.mark.slow  # MaskablePPO trains (about 6 s): CI's second command runs it
 def test_maskable_ppo_trains_a_few_thousand_steps():
     torch.set_num_threads(1)
     env = gym.make("HollywoodGin-v1", reward="hand", episode="hand")

@@ -217,6 +217,7 @@ def test_search_plays_as_the_envs_opponent_at_a_card_table_and_in_evaluate(capsy
     assert "search:rollouts=2 vs expert" in capsys.readouterr().out  # the report labels an agent by its spec
 
 
+@pytest.mark.slow  # whole searched decisions (about 6 s): CI's second command runs it
 def test_without_a_standard_error_the_search_plays_its_base_and_a_checkpoint_can_be_base_and_rollout_policy():
     """One rollout per candidate gives no standard error, so the gate never lets the rollouts overrule the default:
     the agent then plays exactly as its base."""
