@@ -29,8 +29,8 @@ def load_agent(
 ) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert", "search" or "search:rollouts=R,candidates=C,policy=P"
     (hollywood_gin_env/agents/search.py), "bot" (the shipped bot) or "checkpoint:PATH" (an agent passes through); the
-    heuristics and a
-    checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this process may use).
+    heuristics and a checkpoint's lookahead inputs run on `num_threads` kernel threads (default: the CPUs this
+    process may use).
     `rules`: the rules of the matches it will play (the search agent rolls out under them; default the standard
     rules)."""
     if seed is not None:
