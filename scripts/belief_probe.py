@@ -47,12 +47,14 @@ DEFAULT_BOT = "bot"  # the shipped bot (hollywood_gin_env/data/hollywood-ppo.pt)
 
 
 class Position(NamedTuple):
-    """One decision of the bot: what it saw and the opponent's true hand."""
+    """One decision of the bot: what it saw, its legal actions and its choice, and the opponent's true hand."""
 
     kind: str
     history: HandHistory
     obs: np.ndarray
     true_hand: int
+    mask: np.ndarray
+    action: int
 
 
 def deadwoods(hands: np.ndarray) -> np.ndarray:
@@ -97,7 +99,8 @@ def collect(bot_spec: str, per_kind: int, seed: int, matches: int, discard_share
             kind = KINDS[0] if mask[m, KNOCK_BASE:].any() else KINDS[1]
             if (kind == KINDS[0] or rng.random() < discard_share) and len(found[kind]) < per_kind:
                 true_hand = int(engine.state.hands[m, 1 - seats[m]])
-                found[kind].append(Position(kind, recorder.histories[m].copy(), obs[m].copy(), true_hand))
+                history, seen, legal = recorder.histories[m].copy(), obs[m].copy(), mask[m].copy()
+                found[kind].append(Position(kind, history, seen, true_hand, legal, int(actions[m])))
         recorder.step(actions, live)
         done = engine.done.copy()
         if done.any():

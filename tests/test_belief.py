@@ -4,6 +4,7 @@ likelihood; it is deterministic for a seed; bad options are refused by name."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -269,3 +270,45 @@ def test_the_probe_script_prints_its_options():
     )
     assert done.returncode == 0, done.stderr
     assert "--seed" in done.stdout and "--belief-seed" in done.stdout and "--moves" in done.stdout
+
+
+def _run_script(name: str, *args: str) -> subprocess.CompletedProcess:
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, str(root / "scripts" / name), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=600,
+    )
+
+
+def test_the_search_gate_refuses_an_unknown_belief_by_name():
+    """scripts/search_gate.py --beliefs names the bad belief and the ones allowed, and exits with an error."""
+    done = _run_script("search_gate.py", "--beliefs", "tilted,psychic")
+    assert done.returncode == 2
+    assert "psychic" in done.stderr and "expert" in done.stderr
+
+
+@pytest.mark.slow  # plays out positions with the bot (about 40 s)
+def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_path):
+    """A tiny gate run writes one record per position with each belief's gain at each z; a search that keeps the
+    bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's."""
+    out = tmp_path / "gate.json"
+    done = _run_script(
+        "search_gate.py", "--positions", "2", "--budget", "24", "--labels", "8", "--true-budget", "24",
+        "--seed", "5", "--z", "0", "--out", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "knock-legal: 2 positions" in done.stdout and "discard: 2 positions" in done.stdout
+    records = json.loads(out.read_text())["positions"]
+    assert len(records) == 4
+    for record in records:
+        labels = record["labels"]
+        assert len(labels) == record["candidates"] >= 2
+        for name in ("tilted", "expert", "true"):
+            gain = record[f"{name}@0"]
+            if record[f"{name}@0/changed"]:
+                assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
+            else:
+                assert gain == 0.0

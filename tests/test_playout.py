@@ -78,3 +78,43 @@ def test_the_compiled_expert_playout_is_the_same_on_every_thread_count():
     for values, hands, totals in results[1:]:
         assert np.array_equal(values, results[0][0])
         assert np.array_equal(hands, results[0][1]) and np.array_equal(totals, results[0][2])
+
+
+class _SeatRecorder:
+    """Acts as `expert` does and records the seat of every observation it is asked about."""
+
+    def __init__(self) -> None:
+        self.expert, self.seats = ExpertAgent(), []
+        self.name = "recorder"
+
+    def act(self, observations, action_masks):
+        from hollywood_gin_env.observation import O_SEAT
+
+        self.seats.extend(np.round(observations[:, O_SEAT]).astype(int).tolist())
+        return self.expert.act(observations, action_masks)
+
+
+def test_with_an_opponent_each_policy_plays_only_its_own_seat():
+    """rollout_scores(..., opponent=): the policy is asked only for the seat it scores for, the opponent only for
+    the other; with both acting as `expert` the scores equal expert playing both seats."""
+    env, state = _positions(7)
+    seats = np.zeros(MATCHES, dtype=np.int64)
+    mine, theirs = _SeatRecorder(), _SeatRecorder()
+    split = _copy(state)
+    values = rollout_scores(split.arrays(), None, seats, mine, env.engine.params, threads.pool(1), opponent=theirs)
+    both = rollout_scores(_copy(state).arrays(), None, seats, ExpertAgent(), env.engine.params, threads.pool(1))
+    assert np.array_equal(values, both)
+    assert set(mine.seats) == {0} and set(theirs.seats) == {1}
+
+
+def test_with_a_different_opponent_the_scores_change():
+    """A random opponent loses more than `expert` does: rollout_scores uses the opponent it is given."""
+    from hollywood_gin_env.agents import RandomAgent
+
+    env, state = _positions(0)
+    seats = np.zeros(MATCHES, dtype=np.int64)
+    versus_expert = rollout_scores(_copy(state).arrays(), None, seats, ExpertAgent(), env.engine.params)
+    versus_random = rollout_scores(
+        _copy(state).arrays(), None, seats, ExpertAgent(), env.engine.params, opponent=RandomAgent(seed=1)
+    )
+    assert versus_random.mean() > versus_expert.mean() + 2.0

@@ -11,7 +11,7 @@ from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.search import SearchAgent, confident_best, deal_all, parse_search_spec
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.observation import OBS_LAYOUT, encode_kernel
-from hollywood_gin_env.state import KNOCK_BASE, M_PLAYER, EngineState
+from hollywood_gin_env.state import KNOCK_BASE, M_PLAYER, M_STOCK_POS, EngineState
 
 # Blocks a determinisation cannot reproduce: the score sheet and hand count (it rolls out one hand on a fresh
 # sheet) and which discards allow a knock right after a take (the card taken this turn is not in the observation).
@@ -264,3 +264,25 @@ def test_the_largest_allowed_search_fits_one_batch_per_row():
 
     most_candidates = LIMITS["candidates"][1] + 3  # the discards, plus the base's, expert's and the knock
     assert most_candidates * LIMITS["rollouts"][1] <= MAX_ROLLOUT_MATCHES
+
+
+def test_a_determinisation_with_a_given_hand_deals_that_hand_and_the_rest_to_the_stock():
+    """deal_all(..., given=): the opponent holds exactly the given hand, the stock is the other unseen cards, and
+    the stock's order differs between determinisations (it is drawn, not copied)."""
+    agent, shuffled = SearchAgent(), False
+    for env, obs, _ in _positions(num_envs=8, steps=40, seed=5):
+        real = env.engine.state
+        n = obs.shape[0]
+        rows = np.repeat(np.arange(n), 2)
+        arrays = EngineState.allocate(2 * n).arrays()
+        me = real.match[rows, M_PLAYER]
+        given = real.hands[rows, 1 - me].astype(np.int64)
+        deal_all(obs, rows, np.tile(np.arange(2), n), agent._row_seeds(obs), 0.5, arrays, agent.params, given)
+        s = EngineState(*arrays)
+        assert np.array_equal(s.hands[np.arange(2 * n), 1 - me], given)
+        assert np.array_equal(s.hands[np.arange(2 * n), me], real.hands[rows, me])
+        stocks = [real.deck[r, real.match[r, M_STOCK_POS] :].tolist() for r in range(n)]
+        orders = [s.deck[m, s.match[m, M_STOCK_POS] :].tolist() for m in range(2 * n)]
+        assert all(sorted(orders[m]) == sorted(stocks[rows[m]]) for m in range(2 * n))
+        shuffled |= any(orders[2 * r] != orders[2 * r + 1] for r in range(n))
+    assert shuffled

@@ -152,9 +152,13 @@ def consistent(obs: np.ndarray) -> bool:
 
 
 @njit
-def determinise(m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, params: np.ndarray) -> None:
+def determinise(
+    m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, params: np.ndarray, given: int = -1
+) -> None:
     """Write into match m of arrays one deal consistent with obs (module docstring), drawn from `seed`, the
-    opponent's hidden cards weighted by exp(-tilt * its deadwood) (`tilted_hand`)."""
+    opponent's hidden cards weighted by exp(-tilt * its deadwood) (`tilted_hand`); or, with `given` >= 0, the
+    opponent holding the hand `given` (a card mask: its taken cards plus hidden ones, e.g. a belief's sample) and the
+    stock the rest of the unseen cards in a random order."""
     s = EngineState(*arrays)
     hand, pile, took, discarded, declined, unseen = card_masks(obs)
     me = int(round(obs[O_SEAT]))
@@ -171,7 +175,21 @@ def determinise(m: int, obs: np.ndarray, seed: np.uint64, tilt: float, arrays, p
         hidden[j], hidden[k] = hidden[k], hidden[j]
     opponent_hidden = HAND_SIZE - popcount(took)
     stock = n - opponent_hidden
-    opponent = tilted_hand(took, hidden, opponent_hidden, n, tilt, s.rng, m)
+    if given >= 0:
+        opponent = given
+        held = 0  # a stable partition: the given hand's hidden cards first, the stock after them in shuffled order
+        rest = np.empty(n, dtype=np.int64)
+        k = 0
+        for j in range(n):
+            if (given >> hidden[j]) & 1:
+                hidden[held] = hidden[j]
+                held += 1
+            else:
+                rest[k] = hidden[j]
+                k += 1
+        hidden[held:n] = rest[:k]
+    else:
+        opponent = tilted_hand(took, hidden, opponent_hidden, n, tilt, s.rng, m)
     position = NUM_CARDS - stock
     k = 0
     for c in range(NUM_CARDS):  # the cards out of the stock fill the deck's dealt part, in any order
@@ -249,13 +267,14 @@ def deal_all(
     tilt: float,
     arrays,
     params: np.ndarray,
+    given: np.ndarray | None = None,
 ) -> None:
-    """Match m gets determinisation rollout_of[m] of row row_of[m] (the same one for every candidate of the row)."""
+    """Match m gets determinisation rollout_of[m] of row row_of[m] (the same one for every candidate of the row);
+    with `given`, the opponent holds the hand given[m] (card masks; `determinise`)."""
     for m in range(row_of.shape[0]):
         r = row_of[m]
-        determinise(
-            m, obs[r], seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15), tilt, arrays, params
-        )
+        seed = seeds[r] + np.uint64(rollout_of[m]) * np.uint64(0x9E3779B97F4A7C15)
+        determinise(m, obs[r], seed, tilt, arrays, params, -1 if given is None else given[m])
 
 
 def parse_search_spec(text: str) -> dict[str, object]:
@@ -419,12 +438,14 @@ def rollout_scores(
     policy: AgentProtocol,
     params: np.ndarray,
     threads: KernelThreads | None = None,
+    opponent: AgentProtocol | None = None,
 ) -> np.ndarray:
     """Each match's hand score for `seats` (won +, lost -, dead 0) after its action `first` (None: none, the policy
-    acts from the start) and `policy` playing both seats to the hand's end; the matches in `arrays` (an
-    `EngineState`'s) are advanced in place. The engine and the encoder run on `threads` (default: the process's
-    pool for its CPUs); the policy on its own. An `ExpertAgent` plays in one compiled loop per match instead
-    (agents/playout.py: the same scores and states, with no Python per decision)."""
+    acts from the start) and `policy` playing both seats to the hand's end (with `opponent`: `policy` the seat
+    `seats`, `opponent` the other); the matches in `arrays` (an `EngineState`'s) are advanced in place. The engine
+    and the encoder run on `threads` (default: the process's pool for its CPUs); the policies on their own. An
+    `ExpertAgent` playing both seats plays in one compiled loop per match instead (agents/playout.py: the same
+    scores and states, with no Python per decision)."""
     threads = pool() if threads is None else threads
     s = EngineState(*arrays)
     n = seats.size
@@ -436,6 +457,8 @@ def rollout_scores(
             raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
         over = s.last_step[:, S_HAND_OVER] == 1
         _score(s, over, seats, values)
+    if opponent is not None and opponent is not policy:
+        return _two_policy_scores(s, arrays, seats, policy, opponent, params, threads, over, values)
     if type(policy) is ExpertAgent:  # exactly that class: a subclass may decide otherwise
         seats = np.ascontiguousarray(seats, dtype=np.int64)
         expert_playouts(threads, arrays, params, policy.weights, seats, over, values, MAX_ROLLOUT_STEPS)
@@ -451,6 +474,29 @@ def rollout_scores(
         encode_rows(threads, players, active, arrays, params, obs, mask)
         idx = np.flatnonzero(active)
         actions[idx] = policy.act(obs[idx], mask[idx])
+        step_rows(threads, actions, active, params, arrays)
+        ended = active & (s.last_step[:, S_HAND_OVER] == 1)
+        _score(s, ended, seats, values)
+        over |= ended
+    return values
+
+
+def _two_policy_scores(s, arrays, seats, policy, opponent, params, threads, over, values) -> np.ndarray:
+    """`rollout_scores`' loop with `policy` on the seats `seats` and `opponent` on the others."""
+    n = seats.size
+    obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+    actions = np.zeros(n, dtype=np.int64)
+    for _ in range(MAX_ROLLOUT_STEPS):
+        active = ~over & (s.match[:, M_PHASE] != PHASE_OVER)
+        if not active.any():
+            break
+        players = s.match[:, M_PLAYER].copy()
+        encode_rows(threads, players, active, arrays, params, obs, mask)
+        for agent, rows in ((policy, active & (players == seats)), (opponent, active & (players != seats))):
+            idx = np.flatnonzero(rows)
+            if idx.size:
+                actions[idx] = agent.act(obs[idx], mask[idx])
         step_rows(threads, actions, active, params, arrays)
         ended = active & (s.last_step[:, S_HAND_OVER] == 1)
         _score(s, ended, seats, values)
