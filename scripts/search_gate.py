@@ -16,9 +16,9 @@ own seat and `expert` the opponent's (`rollout_scores` with `opponent`); its val
   the rest of the unseen cards as the stock in a random order), the same deals for every candidate. The search
   plays the candidate with the best mean if it beats the bot's action by more than z standard errors of their
   paired differences (search.confident_best), for each z of `--z`. Beliefs: `tilted` (the search agent's default,
-  tilt 0.25), `expert` (agents/belief.py, model=expert, its measured options: opponent-specific, the model of this
-  very opponent) and `true` (the true hand with other stock orders than the labels': the ceiling no belief passes,
-  what perfect knowledge of the opponent's hand would give).
+  tilt 0.25), `expert` (agents/belief.py, model=expert, its measured options unless `--particles`, `--eps`,
+  `--moves` say otherwise: opponent-specific, the model of this very opponent) and `true` (the true hand with
+  other stock orders than the labels': the ceiling no belief passes, what knowing the opponent's hand would give).
 
 The gain of a choice is its candidate's label minus the bot's action's label (0 where the search keeps the bot's
 action); printed per kind and belief with its standard error over positions, and the share of positions where the
@@ -35,7 +35,7 @@ import numpy as np
 from belief_probe import KINDS, Position, collect, summarise  # scripts/ is on the path when run as a script
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import MEASURED, draw_hands, sample_belief
+from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, draw_hands, sample_belief
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.search import (
     candidate_table,
@@ -61,12 +61,13 @@ def deal_seed(seed: int, position: int, part: int) -> np.uint64:
     return np.uint64(int(mixed[0]) | (int(mixed[1]) << 32))
 
 
-def belief_hands(name: str, position: Position, count: int, seed: int) -> np.ndarray | None:
-    """`count` opponent hands from the belief `name` (None for `tilted`: the search's own deal draws them)."""
+def belief_hands(name: str, position: Position, count: int, seed: int, options: dict) -> np.ndarray | None:
+    """`count` opponent hands from the belief `name` (None for `tilted`: the search's own deal draws them); the
+    expert belief with `options` (sample_belief's)."""
     if name == "true":
         return np.full(count, position.true_hand, dtype=np.int64)
     if name == "expert":
-        belief = sample_belief(position.history, seed=seed, **MEASURED)
+        belief = sample_belief(position.history, seed=seed, **options)
         hands, _ = draw_hands(belief, count, seed=seed)
         return hands.astype(np.int64)
     return None
@@ -107,6 +108,9 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=3, help="expert's best discards added (default 3)")
     parser.add_argument("--z", default="0,1,2", help="comma-separated confidence gates (default 0,1,2)")
     parser.add_argument("--beliefs", default=",".join(BELIEFS), help=f"comma-separated, of {', '.join(BELIEFS)}")
+    parser.add_argument("--particles", type=int, default=MEASURED["particles"], help="the expert belief's particles")
+    parser.add_argument("--eps", type=float, default=MEASURED["eps"], help="the expert belief's eps")
+    parser.add_argument("--moves", type=int, default=MEASURED["moves"], help="the expert belief's Metropolis moves")
     parser.add_argument("--chunk", type=int, default=2, help="positions played out at once (default 2)")
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
@@ -118,6 +122,13 @@ def main() -> None:
     for name in ("positions", "labels", "budget", "true_budget", "chunk", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number of at least 1")
+    options = {"model": "expert", "particles": args.particles, "eps": args.eps, "moves": args.moves}
+    try:
+        check_belief_options(options["model"], args.particles, args.eps)
+    except ValueError as error:
+        parser.error(str(error))
+    if not 0 <= args.moves <= MAX_MOVES:
+        parser.error(f"--moves {args.moves}: use a whole number in 0..{MAX_MOVES}")
     start = time.perf_counter()
     found = collect("bot", args.positions, args.seed, 32, 0.1)
     positions = [p for pair in zip(*([p for p in found if p.kind == k] for k in KINDS), strict=True) for p in pair]
@@ -143,7 +154,7 @@ def main() -> None:
             for b, name in enumerate(beliefs):
                 deals = args.true_budget if name == "true" else args.budget
                 t0 = time.perf_counter()
-                hands = belief_hands(name, position, deals, args.search_seed * 1_000_003 + i)
+                hands = belief_hands(name, position, deals, args.search_seed * 1_000_003 + i, options)
                 seconds[f"belief {name}"] = seconds.get(f"belief {name}", 0.0) + time.perf_counter() - t0
                 parts.append((i, position.obs, deal_seed(args.search_seed, i, 1 + b), TILT, hands, deals))
                 owners.append((i, name))
