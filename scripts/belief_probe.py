@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, sample_belief
+from hollywood_gin_env.agents.belief import Belief, HandHistory, HistoryRecorder, sample_belief
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, W_GIN_HOLD
 from hollywood_gin_env.agents.search import consistent, deal_all
 from hollywood_gin_env.atomic import atomic_write_text
@@ -43,6 +43,8 @@ from hollywood_gin_env.state import KNOCK_BASE, M_PHASE, NUM_ACTIONS, PHASE_DISC
 from hollywood_gin_env.threads import pool
 
 KINDS = ("knock-legal", "discard")
+COUNTS = ("unexplained", "retries")  # per-position counts, not figures to average
+MAX_RETRY_PARTICLES = 8192
 DEFAULT_BOT = "bot"  # the shipped bot (hollywood_gin_env/data/hollywood-ppo.pt)
 
 
@@ -115,6 +117,21 @@ def _seeds_for(selected: np.ndarray, start: int) -> np.ndarray:
     seeds = np.zeros(selected.size, dtype=np.uint64)
     seeds[selected] = np.arange(start, start + int(selected.sum()), dtype=np.uint64)
     return seeds
+
+
+def belief_with_retries(history: HandHistory, seed: int, **options) -> tuple[Belief, int]:
+    """sample_belief, with twice the particles (up to MAX_RETRY_PARTICLES) each time the cards alone leave none (a
+    sharp model can resample a long history onto a few dealt hands that a later action rules out); and how many
+    retries that took."""
+    particles = options.pop("particles")
+    for retries in range(8):
+        try:
+            return sample_belief(history, seed=seed, particles=particles, **options), retries
+        except ValueError:
+            if particles * 2 > MAX_RETRY_PARTICLES:
+                raise
+            particles *= 2
+    raise AssertionError("unreachable: the particles reach the limit first")
 
 
 def search_belief(obs: np.ndarray, samples: int, tilt: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -222,10 +239,12 @@ def main() -> None:
             t0 = time.perf_counter()
             given = policy if model == "self" else None
             moves = args.moves if model == "expert" else 0
-            belief = sample_belief(position.history, model, args.particles, eps, seed=seed, policy=given, moves=moves)
+            belief, retries = belief_with_retries(
+                position.history, seed, model=model, particles=args.particles, eps=eps, policy=given, moves=moves
+            )
             seconds[name] += time.perf_counter() - t0
             figures = measure(position, belief.hands, belief.weights, smooths)
-            figures["unexplained"] = belief.unexplained
+            figures["unexplained"], figures["retries"] = belief.unexplained, retries
             rows[position.kind, name].append(figures)
     report = {"args": vars(args), "play_s": played, "total_s": time.perf_counter() - start, "seconds": seconds}
     for kind in KINDS:
@@ -235,14 +254,15 @@ def main() -> None:
               + f" {'deadwood':>14} {'s/position':>10}")  # fmt: skip
         for name in beliefs:
             table = rows[kind, name]
-            cells = {key: summarise([r[key] for r in table]) for key in table[0] if key != "unexplained"}
+            cells = {key: summarise([r[key] for r in table]) for key in table[0] if key not in COUNTS}
             report[f"{kind}/{name}"] = cells
             line = f"{name:<18} {_cell(cells['impossible'], 3):>16} "
             line += " ".join(f"{_cell(cells[f'bits@{s:g}'], 3):>16}" for s in smooths)
             line += f" {_cell(cells['deadwood'], 2):>14} {seconds[name] / max(len(positions), 1):>10.3f}"
             if cells["card_inconsistent"][0] > 0:
                 line += f"  card-inconsistent {cells['card_inconsistent'][0]:.4f}"
-            print(line)
+            retried = sum(r.get("retries", 0) > 0 for r in table)
+            print(line + (f"  ({retried} positions retried with more particles)" if retried else ""))
         for name in beliefs[1:]:
             pairs = zip(rows[kind, name], rows[kind, "true"], strict=True)
             diffs = [r["deadwood"] - t["deadwood"] for r, t in pairs]

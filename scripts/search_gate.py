@@ -32,10 +32,16 @@ import json
 import time
 
 import numpy as np
-from belief_probe import KINDS, Position, collect, summarise  # scripts/ is on the path when run as a script
+from belief_probe import (  # scripts/ is on the path when run as a script
+    KINDS,
+    Position,
+    belief_with_retries,
+    collect,
+    summarise,
+)
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, draw_hands, sample_belief
+from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, draw_hands
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.search import (
     candidate_table,
@@ -67,7 +73,7 @@ def belief_hands(name: str, position: Position, count: int, seed: int, options: 
     if name == "true":
         return np.full(count, position.true_hand, dtype=np.int64)
     if name == "expert":
-        belief = sample_belief(position.history, seed=seed, **options)
+        belief, _ = belief_with_retries(position.history, seed, **options)
         hands, _ = draw_hands(belief, count, seed=seed)
         return hands.astype(np.int64)
     return None

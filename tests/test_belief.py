@@ -312,3 +312,27 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
                 assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
             else:
                 assert gain == 0.0
+
+
+def test_the_probes_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
+    """belief_probe.belief_with_retries: a sampler that leaves no particle below 2048 is retried with 1024, then
+    2048 particles and its belief returned with the count of retries; past the limit the error reaches the caller."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    try:
+        import belief_probe
+    finally:
+        sys.path.pop(0)
+    asked = []
+
+    def fake(history, seed, particles, **options):
+        asked.append(particles)
+        if particles < 2048:
+            raise ValueError("sample_belief: no particle of ... holds cards that allow action 3")
+        return "belief"
+
+    monkeypatch.setattr(belief_probe, "sample_belief", fake)
+    assert belief_probe.belief_with_retries(None, 0, particles=512, model="expert") == ("belief", 2)
+    assert asked == [512, 1024, 2048]
+    monkeypatch.setattr(belief_probe, "MAX_RETRY_PARTICLES", 1024)
+    with pytest.raises(ValueError, match="no particle"):
+        belief_probe.belief_with_retries(None, 0, particles=512, model="expert")
