@@ -457,9 +457,8 @@ def rollout_scores(
             raise AssertionError("rollout_scores: a first action was illegal in its match")  # a bug, never input
         over = s.last_step[:, S_HAND_OVER] == 1
         _score(s, over, seats, values)
-    if opponent is not None and opponent is not policy:
-        return _two_policy_scores(s, arrays, seats, policy, opponent, params, threads, over, values)
-    if type(policy) is ExpertAgent:  # exactly that class: a subclass may decide otherwise
+    opponent = policy if opponent is None else opponent
+    if opponent is policy and type(policy) is ExpertAgent:  # exactly that class: a subclass may decide otherwise
         seats = np.ascontiguousarray(seats, dtype=np.int64)
         expert_playouts(threads, arrays, params, policy.weights, seats, over, values, MAX_ROLLOUT_STEPS)
         return values
@@ -472,28 +471,10 @@ def rollout_scores(
             break
         players = s.match[:, M_PLAYER].copy()
         encode_rows(threads, players, active, arrays, params, obs, mask)
-        idx = np.flatnonzero(active)
-        actions[idx] = policy.act(obs[idx], mask[idx])
-        step_rows(threads, actions, active, params, arrays)
-        ended = active & (s.last_step[:, S_HAND_OVER] == 1)
-        _score(s, ended, seats, values)
-        over |= ended
-    return values
-
-
-def _two_policy_scores(s, arrays, seats, policy, opponent, params, threads, over, values) -> np.ndarray:
-    """`rollout_scores`' loop with `policy` on the seats `seats` and `opponent` on the others."""
-    n = seats.size
-    obs = np.zeros((n, OBS_SIZE), dtype=np.float32)
-    mask = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
-    actions = np.zeros(n, dtype=np.int64)
-    for _ in range(MAX_ROLLOUT_STEPS):
-        active = ~over & (s.match[:, M_PHASE] != PHASE_OVER)
-        if not active.any():
-            break
-        players = s.match[:, M_PLAYER].copy()
-        encode_rows(threads, players, active, arrays, params, obs, mask)
-        for agent, rows in ((policy, active & (players == seats)), (opponent, active & (players != seats))):
+        # one call for both seats when one policy plays them (the batch a sampling agent sees stays the same)
+        own = players == seats
+        groups = ((policy, active),) if opponent is policy else ((policy, active & own), (opponent, active & ~own))
+        for agent, rows in groups:
             idx = np.flatnonzero(rows)
             if idx.size:
                 actions[idx] = agent.act(obs[idx], mask[idx])
