@@ -202,6 +202,7 @@ def main() -> None:
     parser.add_argument("--particles", type=int, default=512, help="particles of the expert belief (default 512)")
     parser.add_argument("--eps", default="0.05", help="comma-separated eps values of the expert belief")
     parser.add_argument("--moves", type=int, default=8, help="Metropolis moves of the expert belief (default 8)")
+    parser.add_argument("--final-eps", type=float, help="temper the expert belief's eps to this over its moves")
     parser.add_argument("--self-eps", default="", help="comma-separated eps values of a model=self row (the bot)")
     parser.add_argument("--samples", type=int, default=512, help="samples of the uniform and tilted beliefs")
     parser.add_argument("--tilt", type=float, default=0.25, help="the tilted belief's tilt (default 0.25)")
@@ -218,7 +219,8 @@ def main() -> None:
     played = time.perf_counter() - start
     print(f"{len(positions)} positions in {played:.1f} s of play (seed {args.seed})")
     self_eps = [float(e) for e in args.self_eps.split(",") if e]
-    models = [("expert", e, f"expert eps={e:g} m{args.moves}") for e in eps_values] + [
+    tempered = "" if args.final_eps is None else f">{args.final_eps:g}"
+    models = [("expert", e, f"expert eps={e:g}{tempered} m{args.moves}") for e in eps_values] + [
         ("self", e, f"self eps={e:g}") for e in self_eps
     ]
     beliefs = ["true", "uniform", f"tilted {args.tilt:g}"] + [name for _, _, name in models]
@@ -239,12 +241,15 @@ def main() -> None:
             t0 = time.perf_counter()
             given = policy if model == "self" else None
             moves = args.moves if model == "expert" else 0
+            final_eps = args.final_eps if model == "expert" else None
             belief, retries = belief_with_retries(
-                position.history, seed, model=model, particles=args.particles, eps=eps, policy=given, moves=moves
-            )
+                position.history, seed, model=model, particles=args.particles, eps=eps, policy=given, moves=moves,
+                final_eps=final_eps,
+            )  # fmt: skip
             seconds[name] += time.perf_counter() - t0
             figures = measure(position, belief.hands, belief.weights, smooths)
             figures["unexplained"], figures["retries"] = belief.unexplained, retries
+            figures["mismatched"] = float(belief.weights @ (belief.mismatches > 0))  # expert: 0 for an exact belief
             rows[position.kind, name].append(figures)
     report = {"args": vars(args), "play_s": played, "total_s": time.perf_counter() - start, "seconds": seconds}
     for kind in KINDS:
@@ -259,6 +264,8 @@ def main() -> None:
             line = f"{name:<18} {_cell(cells['impossible'], 3):>16} "
             line += " ".join(f"{_cell(cells[f'bits@{s:g}'], 3):>16}" for s in smooths)
             line += f" {_cell(cells['deadwood'], 2):>14} {seconds[name] / max(len(positions), 1):>10.3f}"
+            if "mismatched" in cells:
+                line += f"  mismatched {_cell(cells['mismatched'], 3)}"
             if cells["card_inconsistent"][0] > 0:
                 line += f"  card-inconsistent {cells['card_inconsistent'][0]:.4f}"
             retried = sum(r.get("retries", 0) > 0 for r in table)

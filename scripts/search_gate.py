@@ -17,8 +17,9 @@ own seat and `expert` the opponent's (`rollout_scores` with `opponent`); its val
   plays the candidate with the best mean if it beats the bot's action by more than z standard errors of their
   paired differences (search.confident_best), for each z of `--z`. Beliefs: `tilted` (the search agent's default,
   tilt 0.25), `expert` (agents/belief.py, model=expert, its measured options unless `--particles`, `--eps`,
-  `--moves` say otherwise: opponent-specific, the model of this very opponent) and `true` (the true hand with
-  other stock orders than the labels': the ceiling no belief passes, what knowing the opponent's hand would give).
+  `--moves`, `--final-eps` say otherwise: opponent-specific, the model of this very opponent) and `true` (the true
+  hand with other stock orders than the labels': the ceiling no belief passes, what knowing the opponent's hand would
+  give).
 
 The gain of a choice is its candidate's label minus the bot's action's label (0 where the search keeps the bot's
 action); printed per kind and belief with its standard error over positions, and the share of positions where the
@@ -41,7 +42,7 @@ from belief_probe import (  # scripts/ is on the path when run as a script
 )
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, draw_hands
+from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, check_final_eps, draw_hands
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.search import (
     candidate_table,
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--particles", type=int, default=MEASURED["particles"], help="the expert belief's particles")
     parser.add_argument("--eps", type=float, default=MEASURED["eps"], help="the expert belief's eps")
     parser.add_argument("--moves", type=int, default=MEASURED["moves"], help="the expert belief's Metropolis moves")
+    parser.add_argument("--final-eps", type=float, help="temper the expert belief's eps to this over its moves")
     parser.add_argument("--chunk", type=int, default=2, help="positions played out at once (default 2)")
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
@@ -129,8 +131,11 @@ def main() -> None:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number of at least 1")
     options = {"model": "expert", "particles": args.particles, "eps": args.eps, "moves": args.moves}
+    options["final_eps"] = args.final_eps
     try:
         check_belief_options(options["model"], args.particles, args.eps)
+        if args.final_eps is not None:
+            check_final_eps(args.final_eps, args.eps, options["model"], args.moves)
     except ValueError as error:
         parser.error(str(error))
     if not 0 <= args.moves <= MAX_MOVES:

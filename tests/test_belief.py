@@ -186,6 +186,28 @@ def test_the_expert_belief_holds_no_hand_expert_would_have_knocked_with(expert_g
     assert checked >= 5
 
 
+def test_tempering_to_eps_zero_leaves_only_deals_that_explain_every_decision(expert_games):
+    """With eps tempered to 0 over the moves, every particle of positive weight is a deal from which `expert` makes
+    each of the opponent's decisions (mismatches 0), while the untempered belief at eps 0.05 keeps some that do not;
+    the cards stay the unseen ones."""
+    late = [s for s in expert_games if len(s["history"].actions) > 16][::8][:6]
+    loose_mismatched, checked = 0.0, 0
+    for snap in late:
+        loose = sample_belief(snap["history"], "expert", particles=256, eps=0.05, seed=5, moves=12)
+        loose_mismatched += loose.weights[loose.mismatches > 0].sum()
+        try:
+            tempered = sample_belief(snap["history"], "expert", particles=256, eps=0.05, seed=5, moves=12, final_eps=0)
+        except ValueError as error:  # too few particles to find a deal that explains everything: said, not hidden
+            assert "final_eps=0" in str(error)
+            continue
+        checked += 1
+        assert tempered.weights[tempered.mismatches > 0].sum() == 0.0
+        loose_mismatched += loose.weights[loose.mismatches > 0].sum()
+        unseen = plane(snap["obs"], O_UNSEEN) | plane(snap["obs"], O_OPP_TOOK)
+        assert all(h & ~unseen == 0 for h in tempered.hands.tolist())
+    assert checked >= 3 and loose_mismatched > 0.0
+
+
 def test_the_cards_alone_give_every_unseen_card_the_same_chance(expert_games):
     """With model none the weighted particles (and their Metropolis moves) hold each unseen card with the chance
     hidden cards / unseen cards (every deal the cards allow is equally likely), whatever the opponent discarded."""
@@ -236,6 +258,10 @@ def test_the_belief_is_deterministic_for_a_seed(expert_games):
         ({"eps": -0.1}, "eps=-0.1"),
         ({"seed": -1}, "seed=-1"),
         ({"moves": -1}, "moves=-1"),
+        ({"final_eps": -0.1, "moves": 2}, "final_eps=-0.1"),
+        ({"final_eps": 0.5, "eps": 0.1, "moves": 2}, "final_eps=0.5"),
+        ({"final_eps": 0.0, "moves": 0}, "final_eps=0.0"),
+        ({"final_eps": 0.0, "model": "none", "moves": 2}, "final_eps=0.0"),
     ],
 )
 def test_bad_belief_options_are_refused_by_name(expert_games, options, named):

@@ -42,6 +42,15 @@ replayed from the new deal (one batched replay of all particles, as costly as th
 is kept with chance min(1, eps ** (its extra mismatches)) when every action stays legal; the two deals are equally
 likely a priori, so the belief is unchanged and its particles are fresh (sixteen moves bring the same case to 0.03).
 
+Tempering (`final_eps`). `expert` is deterministic, so against it the exact belief is eps = 0: only deals from
+which it makes every one of the opponent's decisions. Those are too few for the sampler to find directly, and any
+eps > 0 lets the far more numerous deals that explain all but one or two decisions outweigh them (at eps 0.01 the
+belief's opponent held about 5 points more deadwood than the true hands, on average). So with `final_eps` the moves
+lower eps geometrically from `eps` to `final_eps` (to 0: down to 1e-6 over the first three quarters of the moves,
+then 0), multiplying each particle's weight by (new eps / old eps) ** its mismatches before each move and
+resampling when the weights grow uneven: a sequential Monte Carlo sampler whose particles, after every move, are the
+belief at that move's eps (`Belief.mismatches` says how many decisions each particle's deal leaves unexplained).
+
 If the model explains none of the particles at some decision (possible only with eps = 0), that decision is left
 out of the weights and counted (`Belief.unexplained`); if the cards alone leave no particle (too few particles for
 a long history), `ValueError` says so. Deterministic for a seed.
@@ -189,6 +198,7 @@ class Belief(NamedTuple):
     stocks: np.ndarray  # int64[N]: the cards of the stock (mask); their order is uniform
     weights: np.ndarray  # float64[N], summing to 1
     unexplained: int  # opponent decisions the model explained from no particle (left out of the weights)
+    mismatches: np.ndarray  # int64[N]: the opponent's decisions `expert` would have made otherwise (model expert)
 
 
 def check_belief_options(model: str, particles: int, eps: float) -> None:
@@ -212,12 +222,16 @@ def sample_belief(
     weights: np.ndarray | None = None,
     policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     moves: int = 0,
+    final_eps: float | None = None,
 ) -> Belief:
     """The belief after `history` (module docstring): `particles` weighted deals, the opponent modelled by `model`:
     `expert` (with `weights`, default its own; a decision it would not take weighs `eps`), `self` (`policy`, which
     maps observations and masks to action probabilities; a decision weighs (1 - eps) p + eps / legal actions) or
-    `none` (the cards alone); then `moves` Metropolis moves per particle (not with `self`; module docstring)."""
+    `none` (the cards alone); then `moves` Metropolis moves per particle (not with `self`), over which eps falls
+    geometrically to `final_eps` if given (tempering; module docstring)."""
     check_belief_options(model, particles, eps)
+    if final_eps is not None:
+        check_final_eps(final_eps, eps, model, moves)
     if (model == "self") != (policy is not None):
         raise ValueError(f"belief model={model!r}: model='self' takes a policy (probabilities), the others none")
     if isinstance(moves, bool) or not isinstance(moves, (int, np.integer)) or not 0 <= moves <= MAX_MOVES:
@@ -258,15 +272,50 @@ def sample_belief(
             unexplained += 1  # the model explains this decision from no particle: leave it out
         last = k == events.shape[0] - 1
         if _effective_share(logw) < RESAMPLE_BELOW or (last and (moves or not np.isfinite(logw).all())):
-            index = _systematic(logw, n, rng)
-            for array in arrays:
-                array[:] = array[index]
-            pool[:], counts[:], logw[:] = pool[index], counts[index], 0.0
-            state.rng[:] = _fresh_seeds(rng, n)  # copies of one particle must draw their own future cards
-    for _ in range(moves if events.shape[0] else 0):
+            _resample(state, pool, counts, logw, rng)
+    schedule = _tempering(log_eps, final_eps, moves if events.shape[0] else 0)
+    for step_log_eps in schedule:
+        # Tempering: the particles are the belief at the last eps; reweighted by eps ** mismatches, the new one.
+        with np.errstate(invalid="ignore"):  # 0 mismatches times an infinite change of log eps: no change
+            logw += np.where(counts > 0, counts * (step_log_eps - log_eps), 0.0)
+        log_eps = step_log_eps
+        if not np.isfinite(logw).any():
+            raise ValueError(f"sample_belief: no particle of {n} explains every action with final_eps={final_eps}")
+        if _effective_share(logw) < RESAMPLE_BELOW or not np.isfinite(logw).all():
+            _resample(state, pool, counts, logw, rng)
         _move(history, guide, state, pool, counts, rng, params, w, ask, log_eps)
     weight = np.exp(logw - logw.max())
-    return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained)
+    return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained, counts.copy())
+
+
+def check_final_eps(final_eps: float, eps: float, model: str, moves: int) -> None:
+    """ValueError naming a bad final_eps (tempering needs the expert model, moves and 0 <= final_eps <= eps)."""
+    if isinstance(final_eps, bool) or not isinstance(final_eps, (int, float)) or not 0.0 <= final_eps <= eps:
+        raise ValueError(f"belief final_eps={final_eps!r}: use a number in 0..eps ({eps})")
+    if model != "expert" or not moves:
+        raise ValueError(f"belief final_eps={final_eps!r}: tempering takes model='expert' and moves > 0")
+
+
+def _tempering(log_eps: float, final_eps: float | None, moves: int) -> np.ndarray:
+    """The log eps of each move: constant, or falling geometrically to final_eps at the last (0: -inf there)."""
+    if final_eps is None or moves == 0:
+        return np.full(moves, log_eps)
+    low = np.log(final_eps) if final_eps > 0 else -np.inf
+    if not np.isfinite(low):  # geometric to a tiny eps, then the last quarter of the moves under the hard constraint
+        hard = max(1, moves // 4)
+        steps = np.full(moves, -np.inf)
+        steps[: moves - hard] = np.linspace(log_eps, min(log_eps, np.log(1e-6)), moves - hard + 1)[1:]
+        return steps
+    return np.linspace(log_eps, low, moves + 1)[1:]
+
+
+def _resample(state: EngineState, pool, counts, logw, rng) -> None:
+    """Systematic resampling of the particles by their weights, in place; the copies get fresh random streams."""
+    index = _systematic(logw, logw.size, rng)
+    for array in state.arrays():
+        array[:] = array[index]
+    pool[:], counts[:], logw[:] = pool[index], counts[index], 0.0
+    state.rng[:] = _fresh_seeds(rng, logw.size)  # copies of one particle must draw their own future cards
 
 
 def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, w, ask: int, log_eps: float) -> None:
