@@ -237,6 +237,17 @@ def test_model_self_with_expert_as_the_policy_is_the_expert_belief(expert_games)
         assert np.array_equal(mine.hands, theirs.hands) and np.allclose(mine.weights, theirs.weights)
 
 
+def test_the_belief_is_the_same_on_one_thread_and_on_three(expert_games):
+    """The particles' replays split over kernel threads give the very particles, weights and mismatches of one
+    thread (each particle draws from its own stream), moves and tempering included."""
+    snap = max(expert_games, key=lambda s: len(s["history"].actions))
+    options = {"particles": 200, "eps": 0.05, "seed": 6, "moves": 4, "final_eps": 0.001}
+    one = sample_belief(snap["history"], "expert", num_threads=1, **options)
+    three = sample_belief(snap["history"], "expert", num_threads=3, **options)
+    assert np.array_equal(one.hands, three.hands) and np.array_equal(one.stocks, three.stocks)
+    assert np.array_equal(one.weights, three.weights) and np.array_equal(one.mismatches, three.mismatches)
+
+
 def test_the_belief_is_deterministic_for_a_seed(expert_games):
     """The same seed gives the same particles and weights; another seed other particles."""
     history = expert_games[-1]["history"]
@@ -258,6 +269,8 @@ def test_the_belief_is_deterministic_for_a_seed(expert_games):
         ({"eps": -0.1}, "eps=-0.1"),
         ({"seed": -1}, "seed=-1"),
         ({"moves": -1}, "moves=-1"),
+        ({"num_threads": 0}, "num_threads=0"),
+        ({"num_threads": 1025}, "num_threads=1025"),
         ({"final_eps": -0.1, "moves": 2}, "final_eps=-0.1"),
         ({"final_eps": 0.5, "eps": 0.1, "moves": 2}, "final_eps=0.5"),
         ({"final_eps": 0.0, "moves": 0}, "final_eps=0.0"),

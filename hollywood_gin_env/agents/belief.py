@@ -96,6 +96,8 @@ from hollywood_gin_env.state import (
     EngineState,
     named,
 )
+from hollywood_gin_env.threads import KernelThreads, check_num_threads, sliced
+from hollywood_gin_env.threads import pool as thread_pool
 
 MODELS = ("expert", "self", "none")  # opponent models; "self": a policy given as `policy`; "none": the cards alone
 ASK_EXPERT, ASK_POLICY = 1, 2  # what `_advance` does at the opponent's decisions (0: nothing)
@@ -223,12 +225,14 @@ def sample_belief(
     policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     moves: int = 0,
     final_eps: float | None = None,
+    num_threads: int | None = None,
 ) -> Belief:
     """The belief after `history` (module docstring): `particles` weighted deals, the opponent modelled by `model`:
     `expert` (with `weights`, default its own; a decision it would not take weighs `eps`), `self` (`policy`, which
     maps observations and masks to action probabilities; a decision weighs (1 - eps) p + eps / legal actions) or
     `none` (the cards alone); then `moves` Metropolis moves per particle (not with `self`), over which eps falls
-    geometrically to `final_eps` if given (tempering; module docstring)."""
+    geometrically to `final_eps` if given (tempering; module docstring). The particles' replays run on
+    `num_threads` kernel threads (default: the process's); the result is the same for every count."""
     check_belief_options(model, particles, eps)
     if final_eps is not None:
         check_final_eps(final_eps, eps, model, moves)
@@ -239,6 +243,7 @@ def sample_belief(
     if moves and model == "self":
         raise ValueError(f"belief moves={moves!r}: model='self' takes no moves (use moves=0)")
     seed = check_seed(seed)
+    threads = thread_pool(check_num_threads(num_threads))
     params = (rules if rules is not None else Rules()).to_params()
     w = np.asarray(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
     events, viewer = history.events(), history.viewer
@@ -253,8 +258,8 @@ def sample_belief(
     log_eps = np.log(eps) if eps > 0 else -np.inf
     unexplained = 0
     for k in range(events.shape[0]):
-        with overflow_ok():
-            _advance(arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, viewer, params, w, ask, rows)
+        _advance_all(threads, arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, viewer, params, w,
+                     ask, rows)  # fmt: skip
         alive = np.isfinite(logw)
         if not alive.any():
             raise ValueError(
@@ -283,7 +288,7 @@ def sample_belief(
             raise ValueError(f"sample_belief: no particle of {n} explains every action with final_eps={final_eps}")
         if _effective_share(logw) < RESAMPLE_BELOW or not np.isfinite(logw).all():
             _resample(state, pool, counts, logw, rng)
-        _move(history, guide, state, pool, counts, rng, params, w, ask, log_eps)
+        _move(history, guide, state, pool, counts, rng, params, w, ask, log_eps, threads)
     weight = np.exp(logw - logw.max())
     return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained, counts.copy())
 
@@ -318,7 +323,7 @@ def _resample(state: EngineState, pool, counts, logw, rng) -> None:
     state.rng[:] = _fresh_seeds(rng, logw.size)  # copies of one particle must draw their own future cards
 
 
-def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, w, ask: int, log_eps: float) -> None:
+def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, w, ask, log_eps, threads) -> None:
     """One Metropolis move of every particle, in place: a card of the opponent's hand that it neither took nor will
     discard trades places with a stock card (where it was dealt or drawn); the whole history is replayed from the
     new deal, and the move kept with chance min(1, eps ** (its mismatches - the old ones)) if every action stays
@@ -339,7 +344,7 @@ def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, 
                      dealt)  # fmt: skip
     drawn = ok[:, None] & ~was_dealt[:, None] & (draws == out[:, None])
     draws = np.where(drawn, into[:, None], draws)
-    new, new_pool, legal, new_counts = _replay_given(history, guide, dealt, draws, params, w, ask)
+    new, new_pool, legal, new_counts = _replay_given(history, guide, dealt, draws, params, w, ask, threads)
     with np.errstate(invalid="ignore"):
         chance = np.exp(np.where(new_counts > counts, (new_counts - counts) * log_eps, 0.0))
     keep = ok & legal & (rng.random(n) < chance)
@@ -385,12 +390,14 @@ def replay_mismatches(
     draws = np.full((1, guide.draw_events.size), -1, dtype=np.int64)
     given = list(opponent_draws)[: draws.shape[1]]
     draws[0, : len(given)] = given
-    _, _, legal, counts = _replay_given(history, guide, np.array([int(opponent_hand)]), draws, params, w, ASK_EXPERT)
+    _, _, legal, counts = _replay_given(
+        history, guide, np.array([int(opponent_hand)]), draws, params, w, ASK_EXPERT, thread_pool(1)
+    )
     return int(counts[0]) if legal[0] else -1
 
 
 def _replay_given(
-    history: HandHistory, guide: Guide, dealt: np.ndarray, draws: np.ndarray, params, w, ask: int
+    history: HandHistory, guide: Guide, dealt: np.ndarray, draws: np.ndarray, params, w, ask: int, threads
 ) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray]:
     """(state, pool, legal, mismatches) of particles dealt `dealt` (the opponent's ten cards each) drawing draws[m]
     (its stock draws in order; -1: sampled) through the whole history, `expert` asked if ask == ASK_EXPERT."""
@@ -404,9 +411,8 @@ def _replay_given(
     for k in range(events.shape[0]):
         if k in slot:
             script[:] = draws[:, slot[k]]
-        with overflow_ok():
-            _advance(arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, history.viewer, params, w,
-                     ask, rows)  # fmt: skip
+        _advance_all(threads, arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, history.viewer,
+                     params, w, ask, rows)  # fmt: skip
         counts += mismatch
     return state, pool, np.isfinite(logw), counts
 
@@ -437,6 +443,25 @@ def _start(
     if (state.hands[:, history.viewer] != history.hand).any():
         raise AssertionError("belief: a particle dealt the viewer another hand")  # a bug, never input
     return state, pool, logw
+
+
+BELIEF_GRAIN = 64  # particles a slice at least: one slice's replay of an action is microseconds of work
+
+
+def _advance_all(
+    threads: KernelThreads, arrays, pool, script, logw, asked, mismatch, events, needs, k, viewer, params, w, ask, rows
+) -> None:
+    """`_advance` over slices of the particles on `threads` (each particle's draws come from its own stream, so
+    every thread count gives the same result); each slice gets its own scratch row for `expert`."""
+    obs, mask, _ = rows
+
+    def work(lo: int, hi: int) -> None:
+        with overflow_ok():  # numpy's error state is per thread
+            parts = sliced(lo, hi, arrays, pool, script, logw, asked, mismatch, obs, mask)
+            scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+            _advance(*parts[:6], events, needs, k, viewer, params, w, ask, (parts[6], parts[7], scratch))
+
+    threads.run(logw.size, work, BELIEF_GRAIN)
 
 
 def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
