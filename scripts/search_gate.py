@@ -122,6 +122,7 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=2, help="positions played out at once (default 2)")
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
+    parser.add_argument("--resume", action="store_true", help="go on from the positions --out already holds")
     args = parser.parse_args()
     zs = [float(z) for z in args.z.split(",")]
     beliefs = [b for b in args.beliefs.split(",") if b]
@@ -140,6 +141,13 @@ def main() -> None:
         parser.error(str(error))
     if not 0 <= args.moves <= MAX_MOVES:
         parser.error(f"--moves {args.moves}: use a whole number in 0..{MAX_MOVES}")
+    records, seconds, before = [], {"labels": 0.0, "belief expert": 0.0, "play-outs": 0.0}, 0.0
+    if args.resume:
+        try:
+            records, seconds, before = resumed(args)
+        except ValueError as error:
+            parser.error(str(error))
+        print(f"resuming after {len(records)} positions of {args.out}", flush=True)
     start = time.perf_counter()
     found = collect("bot", args.positions, args.seed, 32, 0.1)
     positions = [p for pair in zip(*([p for p in found if p.kind == k] for k in KINDS), strict=True) for p in pair]
@@ -152,8 +160,7 @@ def main() -> None:
     put_first(cands, counts, np.array([p.action for p in positions], dtype=np.int64))
     if not ok.all():
         raise AssertionError("a position's unseen cards do not add up")
-    records, seconds = [], {"labels": 0.0, "belief expert": 0.0, "play-outs": 0.0}
-    for lo in range(0, len(positions), args.chunk):
+    for lo in range(len(records), len(positions), args.chunk):
         parts, owners = [], []
         for i in range(lo, min(lo + args.chunk, len(positions))):
             position = positions[i]
@@ -187,10 +194,35 @@ def main() -> None:
             record["best label"] = float(label.max() - label[0])
             records.append(record)
         print(f"{len(records)}/{len(positions)} positions, {time.perf_counter() - start:.0f} s", flush=True)
-        report = {"args": vars(args), "seconds": seconds, "total_s": time.perf_counter() - start, "positions": records}
+        elapsed = before + time.perf_counter() - start
+        report = {"args": vars(args), "seconds": seconds, "total_s": elapsed, "positions": records}
         if args.out:  # after every chunk, so a stopped run keeps what it measured
             atomic_write_text(args.out, json.dumps(report, indent=1, default=float))
     print_report(report, beliefs, zs)
+
+
+#: The options that do not change what a run measures: a run may go on with other values of them.
+FREE_OPTIONS = ("chunk", "threads", "out", "resume")
+
+
+def resumed(args: argparse.Namespace) -> tuple[list, dict, float]:
+    """(records, seconds, total_s) of the report at --out, written by a run with the same options (FREE_OPTIONS
+    aside); ValueError naming what is missing or differs."""
+    if not args.out:
+        raise ValueError("--resume: give the report to go on from as --out")
+    try:
+        with open(args.out, encoding="utf-8") as handle:
+            report = json.load(handle)
+        records, seconds, total, earlier = report["positions"], report["seconds"], report["total_s"], report["args"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"--resume: {args.out} is not a report of this script ({error})") from None
+    ours = {k: v for k, v in vars(args).items() if k not in FREE_OPTIONS}
+    differs = sorted(k for k, v in ours.items() if not isinstance(earlier, dict) or earlier.get(k) != v)
+    if differs:
+        raise ValueError(f"--resume: {args.out} was written with other --{', --'.join(differs)}")
+    if not isinstance(records, list) or not isinstance(seconds, dict) or not isinstance(total, (int, float)):
+        raise ValueError(f"--resume: {args.out} is not a report of this script")
+    return records, seconds, float(total)
 
 
 def print_report(report: dict, beliefs: list[str], zs: list[float]) -> None:

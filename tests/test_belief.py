@@ -329,15 +329,31 @@ def test_the_search_gate_refuses_an_unknown_belief_by_name():
     assert "psychic" in done.stderr and "expert" in done.stderr
 
 
+def test_the_search_gate_resumes_only_a_report_of_the_same_options(tmp_path):
+    """--resume needs --out, a report this script wrote, and the options that wrote it: otherwise it exits with an
+    error naming what is missing or differs, before any play."""
+    out = tmp_path / "gate.json"
+    done = _run_script("search_gate.py", "--resume")
+    assert done.returncode == 2 and "--out" in done.stderr
+    out.write_text("{not json")
+    done = _run_script("search_gate.py", "--resume", "--out", str(out))
+    assert done.returncode == 2 and "not a report" in done.stderr
+    out.write_text(json.dumps({"positions": [], "seconds": {}, "total_s": 1.0, "args": {"budget": 1000}}))
+    done = _run_script("search_gate.py", "--resume", "--out", str(out), "--budget", "500")
+    assert done.returncode == 2 and "--budget" in done.stderr
+
+
 @pytest.mark.slow  # plays out positions with the bot (about 40 s)
 def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_path):
     """A tiny gate run writes one record per position with each belief's gain at each z; a search that keeps the
-    bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's."""
+    bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's; a run
+    resumed after its first chunk ends with the same records."""
     out = tmp_path / "gate.json"
-    done = _run_script(
-        "search_gate.py", "--positions", "2", "--budget", "24", "--labels", "8", "--true-budget", "24",
-        "--seed", "5", "--z", "0", "--out", str(out),
+    arguments = (
+        "--positions", "2", "--budget", "24", "--labels", "8", "--true-budget", "24", "--seed", "5", "--z", "0",
+        "--out", str(out),
     )  # fmt: skip
+    done = _run_script("search_gate.py", *arguments)
     assert done.returncode == 0, done.stderr
     assert "knock-legal: 2 positions" in done.stdout and "discard: 2 positions" in done.stdout
     records = json.loads(out.read_text())["positions"]
@@ -351,6 +367,13 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
                 assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
             else:
                 assert gain == 0.0
+    # A run stopped after one chunk goes on to the very records of the whole run.
+    report = json.loads(out.read_text())
+    out.write_text(json.dumps({**report, "positions": records[:2]}))
+    again = _run_script("search_gate.py", *arguments, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "resuming after 2 positions" in again.stdout
+    assert json.loads(out.read_text())["positions"] == records
 
 
 def test_the_probes_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
