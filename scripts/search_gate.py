@@ -2,6 +2,8 @@
 decisions against `expert`, rated by play-outs from the true state?
 
 Run: `python scripts/search_gate.py --positions 100 --seed 13 --budget 1000` (docs/EVALUATION.md has the figures).
+With `--out` the report is written after every chunk of positions, and `--resume` goes on from it (the same options
+required: the positions and their seeds are those of one whole run, so the records are too).
 
 Positions: the bot's discard-phase decisions in its matches against `expert` (belief_probe.collect: every
 knock-legal one and a share of the others, `--positions` of each kind, from `--seed`). Candidates: the bot's action
