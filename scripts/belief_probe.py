@@ -203,6 +203,7 @@ def main() -> None:
     parser.add_argument("--eps", default="0.05", help="comma-separated eps values of the expert belief")
     parser.add_argument("--moves", type=int, default=8, help="Metropolis moves of the expert belief (default 8)")
     parser.add_argument("--final-eps", type=float, help="temper the expert belief's eps to this over its moves")
+    parser.add_argument("--self-moves", type=int, default=0, help="Metropolis moves of the self row (default 0)")
     parser.add_argument("--self-eps", default="", help="comma-separated eps values of a model=self row (the bot)")
     parser.add_argument("--samples", type=int, default=512, help="samples of the uniform and tilted beliefs")
     parser.add_argument("--tilt", type=float, default=0.25, help="the tilted belief's tilt (default 0.25)")
@@ -221,7 +222,7 @@ def main() -> None:
     self_eps = [float(e) for e in args.self_eps.split(",") if e]
     tempered = "" if args.final_eps is None else f">{args.final_eps:g}"
     models = [("expert", e, f"expert eps={e:g}{tempered} m{args.moves}") for e in eps_values] + [
-        ("self", e, f"self eps={e:g}") for e in self_eps
+        ("self", e, f"self eps={e:g} m{args.self_moves}") for e in self_eps
     ]
     beliefs = ["true", "uniform", f"tilted {args.tilt:g}"] + [name for _, _, name in models]
     policy = policy_probabilities(load_agent(args.bot, num_threads=1)) if self_eps else None
@@ -240,7 +241,7 @@ def main() -> None:
         for model, eps, name in models:
             t0 = time.perf_counter()
             given = policy if model == "self" else None
-            moves = args.moves if model == "expert" else 0
+            moves = args.moves if model == "expert" else args.self_moves
             final_eps = args.final_eps if model == "expert" else None
             belief, retries = belief_with_retries(
                 position.history, seed, model=model, particles=args.particles, eps=eps, policy=given, moves=moves,

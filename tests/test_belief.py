@@ -223,7 +223,8 @@ def test_the_cards_alone_give_every_unseen_card_the_same_chance(expert_games):
 
 def test_model_self_with_expert_as_the_policy_is_the_expert_belief(expert_games):
     """model=self given `expert`'s choices as one-hot probabilities, with eps = 0, weighs every particle as
-    model=expert with eps = 0 does: the same particles and weights for the same seed."""
+    model=expert with eps = 0 does, and its Metropolis moves keep the same deals: the same particles and weights for
+    the same seed, with and without moves."""
     expert = ExpertAgent(num_threads=1)
 
     def one_hot(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -232,9 +233,10 @@ def test_model_self_with_expert_as_the_policy_is_the_expert_belief(expert_games)
         return out
 
     for snap in expert_games[5::40]:
-        mine = sample_belief(snap["history"], "self", particles=48, eps=0.0, seed=4, policy=one_hot)
-        theirs = sample_belief(snap["history"], "expert", particles=48, eps=0.0, seed=4)
-        assert np.array_equal(mine.hands, theirs.hands) and np.allclose(mine.weights, theirs.weights)
+        for moves in (0, 3):
+            mine = sample_belief(snap["history"], "self", particles=48, eps=0.0, seed=4, policy=one_hot, moves=moves)
+            theirs = sample_belief(snap["history"], "expert", particles=48, eps=0.0, seed=4, moves=moves)
+            assert np.array_equal(mine.hands, theirs.hands) and np.allclose(mine.weights, theirs.weights)
 
 
 def test_the_belief_is_the_same_on_one_thread_and_on_three(expert_games):

@@ -39,7 +39,8 @@ and the belief's card chances are those of a few lineages (with model none and 4
 chance by 0.26 at twenty actions). `moves` > 0 resamples at the end and then makes that many Metropolis moves per
 particle (`_move`): a card of its hand that it did not take trades places with a stock card, the history is
 replayed from the new deal (one batched replay of all particles, as costly as the sampler's own pass), and the move
-is kept with chance min(1, eps ** (its extra mismatches)) when every action stays legal; the two deals are equally
+is kept with chance min(1, eps ** (its extra mismatches)) (model self: min(1, the ratio of the two deals'
+likelihoods of the opponent's decisions under the policy)) when every action stays legal; the two deals are equally
 likely a priori, so the belief is unchanged and its particles are fresh (sixteen moves bring the same case to 0.03).
 
 Tempering (`final_eps`). `expert` is deterministic, so against it the exact belief is eps = 0: only deals from
@@ -230,7 +231,7 @@ def sample_belief(
     """The belief after `history` (module docstring): `particles` weighted deals, the opponent modelled by `model`:
     `expert` (with `weights`, default its own; a decision it would not take weighs `eps`), `self` (`policy`, which
     maps observations and masks to action probabilities; a decision weighs (1 - eps) p + eps / legal actions) or
-    `none` (the cards alone); then `moves` Metropolis moves per particle (not with `self`), over which eps falls
+    `none` (the cards alone); then `moves` Metropolis moves per particle, over which (with `expert`) eps falls
     geometrically to `final_eps` if given (tempering; module docstring). The particles' replays run on
     `num_threads` kernel threads (default: the process's); the result is the same for every count."""
     check_belief_options(model, particles, eps)
@@ -240,8 +241,6 @@ def sample_belief(
         raise ValueError(f"belief model={model!r}: model='self' takes a policy (probabilities), the others none")
     if isinstance(moves, bool) or not isinstance(moves, (int, np.integer)) or not 0 <= moves <= MAX_MOVES:
         raise ValueError(f"belief moves={moves!r}: use a whole number in 0..{MAX_MOVES}")
-    if moves and model == "self":
-        raise ValueError(f"belief moves={moves!r}: model='self' takes no moves (use moves=0)")
     seed = check_seed(seed)
     threads = thread_pool(check_num_threads(num_threads))
     params = (rules if rules is not None else Rules()).to_params()
@@ -255,6 +254,8 @@ def sample_belief(
     script = np.full(n, -1, dtype=np.int64)  # no scripted draws: each is sampled
     asked, mismatch, counts = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64)
     ask = {"expert": ASK_EXPERT, "self": ASK_POLICY, "none": 0}[model]
+    opponent = OpponentModel(ask, w, policy, float(eps))
+    loglik = np.zeros(n)  # model self: each particle's log-likelihood of the opponent's decisions
     log_eps = np.log(eps) if eps > 0 else -np.inf
     unexplained = 0
     for k in range(events.shape[0]):
@@ -273,11 +274,12 @@ def sample_belief(
         if np.isfinite(logw + factor).any():
             logw += factor
             counts += mismatch & alive
+            loglik += factor if ask == ASK_POLICY else 0.0
         else:
             unexplained += 1  # the model explains this decision from no particle: leave it out
         last = k == events.shape[0] - 1
         if _effective_share(logw) < RESAMPLE_BELOW or (last and (moves or not np.isfinite(logw).all())):
-            _resample(state, pool, counts, logw, rng)
+            _resample(state, logw, rng, pool, counts, loglik)
     schedule = _tempering(log_eps, final_eps, moves if events.shape[0] else 0)
     for step_log_eps in schedule:
         # Tempering: the particles are the belief at the last eps; reweighted by eps ** mismatches, the new one.
@@ -287,8 +289,8 @@ def sample_belief(
         if not np.isfinite(logw).any():
             raise ValueError(f"sample_belief: no particle of {n} explains every action with final_eps={final_eps}")
         if _effective_share(logw) < RESAMPLE_BELOW or not np.isfinite(logw).all():
-            _resample(state, pool, counts, logw, rng)
-        _move(history, guide, state, pool, counts, rng, params, w, ask, log_eps, threads)
+            _resample(state, logw, rng, pool, counts, loglik)
+        _move(history, guide, state, (pool, counts, loglik), rng, params, opponent, log_eps, threads)
     weight = np.exp(logw - logw.max())
     return Belief(state.hands[:, 1 - viewer].copy(), pool.copy(), weight / weight.sum(), unexplained, counts.copy())
 
@@ -314,20 +316,33 @@ def _tempering(log_eps: float, final_eps: float | None, moves: int) -> np.ndarra
     return np.linspace(log_eps, low, moves + 1)[1:]
 
 
-def _resample(state: EngineState, pool, counts, logw, rng) -> None:
-    """Systematic resampling of the particles by their weights, in place; the copies get fresh random streams."""
+def _resample(state: EngineState, logw, rng, *carried: np.ndarray) -> None:
+    """Systematic resampling of the particles (their state and each `carried` array) by their weights, in place;
+    the copies get fresh random streams."""
     index = _systematic(logw, logw.size, rng)
-    for array in state.arrays():
+    for array in (*state.arrays(), *carried):
         array[:] = array[index]
-    pool[:], counts[:], logw[:] = pool[index], counts[index], 0.0
+    logw[:] = 0.0
     state.rng[:] = _fresh_seeds(rng, logw.size)  # copies of one particle must draw their own future cards
 
 
-def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, w, ask, log_eps, threads) -> None:
+class OpponentModel(NamedTuple):
+    """Who the opponent is taken to be: what `_advance` asks (ASK_EXPERT, ASK_POLICY or 0) and with what."""
+
+    ask: int
+    weights: np.ndarray  # expert's
+    policy: Callable[[np.ndarray, np.ndarray], np.ndarray] | None  # model self's probabilities
+    eps: float
+
+
+def _move(history, guide: Guide, state: EngineState, per_particle, rng, params, opponent, log_eps, threads) -> None:
     """One Metropolis move of every particle, in place: a card of the opponent's hand that it neither took nor will
     discard trades places with a stock card (where it was dealt or drawn); the whole history is replayed from the
-    new deal, and the move kept with chance min(1, eps ** (its mismatches - the old ones)) if every action stays
-    legal. The cards' prior is the same for both deals, so the belief is left as it is, with fresh hands."""
+    new deal, and the move kept if every action stays legal, with chance min(1, eps ** (its mismatches - the old
+    ones)) (model expert) or min(1, the new deal's likelihood of the opponent's decisions / the old one's) (model
+    self). The cards' prior is the same for both deals, so the belief is left as it is, with fresh hands.
+    per_particle: (pool, mismatches, log-likelihoods), updated where a move is kept."""
+    pool, counts, loglik = per_particle
     them = 1 - history.viewer
     n = pool.size
     offset = 0 if history.viewer == history.dealer else 1  # R3: the opponent's deal positions
@@ -344,13 +359,18 @@ def _move(history, guide: Guide, state: EngineState, pool, counts, rng, params, 
                      dealt)  # fmt: skip
     drawn = ok[:, None] & ~was_dealt[:, None] & (draws == out[:, None])
     draws = np.where(drawn, into[:, None], draws)
-    new, new_pool, legal, new_counts = _replay_given(history, guide, dealt, draws, params, w, ask, threads)
-    with np.errstate(invalid="ignore"):
-        chance = np.exp(np.where(new_counts > counts, (new_counts - counts) * log_eps, 0.0))
-    keep = ok & legal & (rng.random(n) < chance)
+    new, new_pool, legal, new_counts, new_loglik = _replay_given(
+        history, guide, dealt, draws, params, opponent, threads
+    )
+    with np.errstate(invalid="ignore"):  # -inf - -inf (both deals ruled out): nan, never taken
+        if opponent.ask == ASK_POLICY:
+            chance = np.exp(np.minimum(new_loglik - loglik, 0.0))
+        else:
+            chance = np.exp(np.where(new_counts > counts, (new_counts - counts) * log_eps, 0.0))
+    keep = ok & legal & (rng.random(n) < np.nan_to_num(chance))
     for mine, theirs in zip(state.arrays(), new.arrays(), strict=True):
         mine[keep] = theirs[keep]
-    pool[keep], counts[keep] = new_pool[keep], new_counts[keep]
+    pool[keep], counts[keep], loglik[keep] = new_pool[keep], new_counts[keep], new_loglik[keep]
 
 
 def _pick(masks: np.ndarray, cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -390,31 +410,36 @@ def replay_mismatches(
     draws = np.full((1, guide.draw_events.size), -1, dtype=np.int64)
     given = list(opponent_draws)[: draws.shape[1]]
     draws[0, : len(given)] = given
-    _, _, legal, counts = _replay_given(
-        history, guide, np.array([int(opponent_hand)]), draws, params, w, ASK_EXPERT, thread_pool(1)
+    expert = OpponentModel(ASK_EXPERT, w, None, 0.0)
+    _, _, legal, counts, _ = _replay_given(
+        history, guide, np.array([int(opponent_hand)]), draws, params, expert, thread_pool(1)
     )
     return int(counts[0]) if legal[0] else -1
 
 
 def _replay_given(
-    history: HandHistory, guide: Guide, dealt: np.ndarray, draws: np.ndarray, params, w, ask: int, threads
-) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray]:
-    """(state, pool, legal, mismatches) of particles dealt `dealt` (the opponent's ten cards each) drawing draws[m]
-    (its stock draws in order; -1: sampled) through the whole history, `expert` asked if ask == ASK_EXPERT."""
+    history: HandHistory, guide: Guide, dealt: np.ndarray, draws: np.ndarray, params, opponent: OpponentModel, threads
+) -> tuple[EngineState, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(state, pool, legal, mismatches, log-likelihoods) of particles dealt `dealt` (the opponent's ten cards each)
+    drawing draws[m] (its stock draws in order; -1: sampled) through the whole history, the opponent's decisions
+    weighed by `opponent` (mismatches: expert's; log-likelihoods: model self's, the others 0)."""
     n = dealt.size
     state, pool, logw = _start(history, guide, np.zeros(n, dtype=np.uint64), dealt, params)
     arrays, events, rows = state.arrays(), history.events(), _buffers(n)
     script = np.full(n, -1, dtype=np.int64)
     asked, mismatch, counts = np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.int64)
-    logw[:] = 0.0
+    logw[:], loglik = 0.0, np.zeros(n)
     slot = {int(k): j for j, k in enumerate(guide.draw_events)}
     for k in range(events.shape[0]):
         if k in slot:
             script[:] = draws[:, slot[k]]
         _advance_all(threads, arrays, pool, script, logw, asked, mismatch, events, guide.needs, k, history.viewer,
-                     params, w, ask, rows)  # fmt: skip
+                     params, opponent.weights, opponent.ask, rows)  # fmt: skip
         counts += mismatch
-    return state, pool, np.isfinite(logw), counts
+        alive = asked & np.isfinite(logw)
+        if opponent.ask == ASK_POLICY and alive.any():
+            loglik += _policy_loglik(opponent.policy, rows, alive, int(events[k, 0]), opponent.eps)
+    return state, pool, np.isfinite(logw), counts, loglik
 
 
 def _start(
