@@ -19,9 +19,10 @@ own seat and `expert` the opponent's (`rollout_scores` with `opponent`); its val
   plays the candidate with the best mean if it beats the bot's action by more than z standard errors of their
   paired differences (search.confident_best), for each z of `--z`. Beliefs: `tilted` (the search agent's default,
   tilt 0.25), `expert` (agents/belief.py, model=expert, its measured options unless `--particles`, `--eps`,
-  `--moves`, `--final-eps` say otherwise: opponent-specific, the model of this very opponent) and `true` (the true
+  `--moves`, `--final-eps` say otherwise: opponent-specific, the model of this very opponent), `true` (the true
   hand with other stock orders than the labels': the ceiling no belief passes, what knowing the opponent's hand would
-  give).
+  give) and `self` (model=self: the bot's own policy as the model of the opponent, `--self-eps`, `--self-moves`:
+  the belief the issue asks for against any opponent).
 
 The gain of a choice is its candidate's label minus the bot's action's label (0 where the search keeps the bot's
 action); printed per kind and belief with its standard error over positions, and the share of positions where the
@@ -40,6 +41,7 @@ from belief_probe import (  # scripts/ is on the path when run as a script
     Position,
     belief_with_retries,
     collect,
+    policy_probabilities,
     summarise,
 )
 
@@ -60,7 +62,7 @@ from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import EngineState
 from hollywood_gin_env.threads import pool
 
-BELIEFS = ("tilted", "expert", "true")
+BELIEFS = ("tilted", "expert", "true", "self")  # in this order: a belief's deals are seeded by its place
 TILT = 0.25
 
 
@@ -72,11 +74,11 @@ def deal_seed(seed: int, position: int, part: int) -> np.uint64:
 
 def belief_hands(name: str, position: Position, count: int, seed: int, options: dict) -> np.ndarray | None:
     """`count` opponent hands from the belief `name` (None for `tilted`: the search's own deal draws them); the
-    expert belief with `options` (sample_belief's)."""
+    expert and self beliefs with options[name] (sample_belief's)."""
     if name == "true":
         return np.full(count, position.true_hand, dtype=np.int64)
-    if name == "expert":
-        belief, _ = belief_with_retries(position.history, seed, **options)
+    if name in ("expert", "self"):
+        belief, _ = belief_with_retries(position.history, seed, **options[name])
         hands, _ = draw_hands(belief, count, seed=seed)
         return hands.astype(np.int64)
     return None
@@ -121,6 +123,8 @@ def main() -> None:
     parser.add_argument("--eps", type=float, default=MEASURED["eps"], help="the expert belief's eps")
     parser.add_argument("--moves", type=int, default=MEASURED["moves"], help="the expert belief's Metropolis moves")
     parser.add_argument("--final-eps", type=float, help="temper the expert belief's eps to this over its moves")
+    parser.add_argument("--self-eps", type=float, default=0.1, help="the self belief's eps (default 0.1)")
+    parser.add_argument("--self-moves", type=int, default=16, help="the self belief's moves (default 16)")
     parser.add_argument("--chunk", type=int, default=2, help="positions played out at once (default 2)")
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
@@ -133,16 +137,18 @@ def main() -> None:
     for name in ("positions", "labels", "budget", "true_budget", "chunk", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number of at least 1")
-    options = {"model": "expert", "particles": args.particles, "eps": args.eps, "moves": args.moves}
-    options["final_eps"] = args.final_eps
+    expert = {"model": "expert", "particles": args.particles, "eps": args.eps, "moves": args.moves}
+    expert["final_eps"] = args.final_eps
     try:
-        check_belief_options(options["model"], args.particles, args.eps)
+        check_belief_options("expert", args.particles, args.eps)
+        check_belief_options("self", args.particles, args.self_eps)
         if args.final_eps is not None:
-            check_final_eps(args.final_eps, args.eps, options["model"], args.moves)
+            check_final_eps(args.final_eps, args.eps, "expert", args.moves)
     except ValueError as error:
         parser.error(str(error))
-    if not 0 <= args.moves <= MAX_MOVES:
-        parser.error(f"--moves {args.moves}: use a whole number in 0..{MAX_MOVES}")
+    for name in ("moves", "self_moves"):
+        if not 0 <= getattr(args, name) <= MAX_MOVES:
+            parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number in 0..{MAX_MOVES}")
     records, seconds, before = [], {"labels": 0.0, "belief expert": 0.0, "play-outs": 0.0}, 0.0
     if args.resume:
         try:
@@ -156,6 +162,8 @@ def main() -> None:
     print(f"{len(positions)} positions in {time.perf_counter() - start:.1f} s of play (seed {args.seed})", flush=True)
     params, threads = Rules().to_params(), pool(args.threads)
     bot, opponent = load_agent("bot", num_threads=args.threads), load_agent("expert", num_threads=args.threads)
+    own = {"model": "self", "particles": args.particles, "eps": args.self_eps, "moves": args.self_moves}
+    options = {"expert": expert, "self": {**own, "policy": policy_probabilities(bot)}}
     obs = np.stack([p.obs for p in positions])
     masks = np.stack([p.mask for p in positions])
     cands, counts, ok = candidate_table(obs, masks, args.candidates, DEFAULT_WEIGHTS)
@@ -219,7 +227,10 @@ def resumed(args: argparse.Namespace) -> tuple[list, dict, float]:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ValueError(f"--resume: {args.out} is not a report of this script ({error})") from None
     ours = {k: v for k, v in vars(args).items() if k not in FREE_OPTIONS}
-    differs = sorted(k for k, v in ours.items() if not isinstance(earlier, dict) or earlier.get(k) != v)
+    if not isinstance(earlier, dict):
+        raise ValueError(f"--resume: {args.out} is not a report of this script")
+    # An option the earlier run did not have yet ran at its default, the value that reproduces it.
+    differs = sorted(k for k, v in ours.items() if k in earlier and earlier[k] != v)
     if differs:
         raise ValueError(f"--resume: {args.out} was written with other --{', --'.join(differs)}")
     if not isinstance(records, list) or not isinstance(seconds, dict) or not isinstance(total, (int, float)):

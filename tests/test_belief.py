@@ -325,10 +325,13 @@ def _run_script(name: str, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_search_gate_refuses_an_unknown_belief_by_name():
-    """scripts/search_gate.py --beliefs names the bad belief and the ones allowed, and exits with an error."""
+    """scripts/search_gate.py --beliefs names the bad belief and the ones allowed, --self-moves a count out of
+    range, and exits with an error."""
     done = _run_script("search_gate.py", "--beliefs", "tilted,psychic")
     assert done.returncode == 2
     assert "psychic" in done.stderr and "expert" in done.stderr
+    done = _run_script("search_gate.py", "--self-moves", "99")
+    assert done.returncode == 2 and "--self-moves 99" in done.stderr
 
 
 def test_the_search_gate_resumes_only_a_report_of_the_same_options(tmp_path):
@@ -363,7 +366,7 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
     for record in records:
         labels = record["labels"]
         assert len(labels) == record["candidates"] >= 2
-        for name in ("tilted", "expert", "true"):
+        for name in ("tilted", "expert", "true", "self"):
             gain = record[f"{name}@0"]
             if record[f"{name}@0/changed"]:
                 assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
