@@ -3,7 +3,9 @@ decisions against `expert`, rated by play-outs from the true state?
 
 Run: `python scripts/search_gate.py --positions 100 --seed 13 --budget 1000` (docs/EVALUATION.md has the figures).
 With `--out` the report is written after every chunk of positions, and `--resume` goes on from it (the same options
-required: the positions and their seeds are those of one whole run, so the records are too).
+required: the positions and their seeds are those of one whole run, so the records are too). `--positions` may grow
+on resuming: a run's positions are the first of any longer run's (the matches and draws that find them do not depend
+on how many are wanted), so a gate can be extended a session at a time.
 
 Positions: the bot's discard-phase decisions in its matches against `expert` (belief_probe.collect: every
 knock-legal one and a share of the others, `--positions` of each kind, from `--seed`). Candidates: the bot's action
@@ -160,6 +162,11 @@ def main() -> None:
     found = collect("bot", args.positions, args.seed, 32, 0.1)
     positions = [p for pair in zip(*([p for p in found if p.kind == k] for k in KINDS), strict=True) for p in pair]
     print(f"{len(positions)} positions in {time.perf_counter() - start:.1f} s of play (seed {args.seed})", flush=True)
+    if len(records) > len(positions):
+        parser.error(
+            f"--positions {args.positions}: {args.out} already holds {len(records)} positions; use at least "
+            f"{(len(records) + 1) // 2}"
+        )
     params, threads = Rules().to_params(), pool(args.threads)
     bot, opponent = load_agent("bot", num_threads=args.threads), load_agent("expert", num_threads=args.threads)
     own = {"model": "self", "particles": args.particles, "eps": args.self_eps, "moves": args.self_moves}
@@ -208,11 +215,13 @@ def main() -> None:
         report = {"args": vars(args), "seconds": seconds, "total_s": elapsed, "positions": records}
         if args.out:  # after every chunk, so a stopped run keeps what it measured
             atomic_write_text(args.out, json.dumps(report, indent=1, default=float))
-    print_report(report, beliefs, zs)
+    elapsed = before + time.perf_counter() - start
+    print_report({"args": vars(args), "seconds": seconds, "total_s": elapsed, "positions": records}, beliefs, zs)
 
 
-#: The options that do not change what a run measures: a run may go on with other values of them.
-FREE_OPTIONS = ("chunk", "threads", "out", "resume")
+#: The options that do not change what a run measures: a run may go on with other values of them (`positions`: a
+#: run's positions are the first of a longer run's).
+FREE_OPTIONS = ("positions", "chunk", "threads", "out", "resume")
 
 
 def resumed(args: argparse.Namespace) -> tuple[list, dict, float]:

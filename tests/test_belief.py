@@ -351,8 +351,8 @@ def test_the_search_gate_resumes_only_a_report_of_the_same_options(tmp_path):
 @pytest.mark.slow  # plays out positions with the bot (about 40 s)
 def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_path):
     """A tiny gate run writes one record per position with each belief's gain at each z; a search that keeps the
-    bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's; a run
-    resumed after its first chunk ends with the same records."""
+    bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's; a run of
+    fewer positions, resumed with more, ends with the same records."""
     out = tmp_path / "gate.json"
     arguments = (
         "--positions", "2", "--budget", "24", "--labels", "8", "--true-budget", "24", "--seed", "5", "--z", "0",
@@ -372,13 +372,21 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
                 assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
             else:
                 assert gain == 0.0
-    # A run stopped after one chunk goes on to the very records of the whole run.
-    report = json.loads(out.read_text())
-    out.write_text(json.dumps({**report, "positions": records[:2]}))
-    again = _run_script("search_gate.py", *arguments, "--resume")
+    # A run of one position a kind, resumed with two, ends with the very records of the whole run of two: a run's
+    # positions are the first of a longer run's.
+    shorter = tmp_path / "shorter.json"
+    one = [("1" if a == "2" and i == 1 else str(shorter) if a == str(out) else a) for i, a in enumerate(arguments)]
+    done = _run_script("search_gate.py", *one)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(shorter.read_text())["positions"] == records[:2]
+    extended = [str(shorter) if a == str(out) else a for a in arguments]
+    again = _run_script("search_gate.py", *extended, "--resume")
     assert again.returncode == 0, again.stderr
     assert "resuming after 2 positions" in again.stdout
-    assert json.loads(out.read_text())["positions"] == records
+    assert json.loads(shorter.read_text())["positions"] == records
+    # A report of more positions than asked for is refused by name.
+    done = _run_script("search_gate.py", *one, "--resume")
+    assert done.returncode == 2 and "already holds 4 positions" in done.stderr
 
 
 def test_the_probes_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
