@@ -382,7 +382,7 @@ def _pick(masks: np.ndarray, cards: np.ndarray, rng: np.random.Generator) -> np.
 
 def _policy_loglik(policy, rows: tuple, asked: np.ndarray, action: int, eps: float) -> np.ndarray:
     """log((1 - eps) p + eps / legal actions) of `action` where asked (the policy's probability p), else 0."""
-    obs, mask, _ = rows
+    obs, mask = rows
     probabilities = np.asarray(policy(obs[asked], mask[asked]), dtype=np.float64)
     if probabilities.shape != (int(asked.sum()), NUM_ACTIONS):
         raise ValueError(f"belief policy returned shape {probabilities.shape}, not (rows, {NUM_ACTIONS})")
@@ -478,7 +478,7 @@ def _advance_all(
 ) -> None:
     """`_advance` over slices of the particles on `threads` (each particle's draws come from its own stream, so
     every thread count gives the same result); each slice gets its own scratch row for `expert`."""
-    obs, mask, _ = rows
+    obs, mask = rows
 
     def work(lo: int, hi: int) -> None:
         with overflow_ok():  # numpy's error state is per thread
@@ -489,13 +489,9 @@ def _advance_all(
     threads.run(logw.size, work, BELIEF_GRAIN)
 
 
-def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The observation and mask rows of n particles, and the expert's scratch row, for `_advance`."""
-    return (
-        np.zeros((n, OBS_SIZE), dtype=np.float32),
-        np.zeros((n, NUM_ACTIONS), dtype=np.int8),
-        np.zeros(NUM_CARDS, dtype=np.int64),
-    )
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The observation and mask rows of n particles, for `_advance_all` (each slice makes its own scratch row)."""
+    return np.zeros((n, OBS_SIZE), dtype=np.float32), np.zeros((n, NUM_ACTIONS), dtype=np.int8)
 
 
 def draw_hands(belief: Belief, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
