@@ -131,7 +131,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
     parser.add_argument("--resume", action="store_true", help="go on from the positions --out already holds")
+    parser.add_argument("--report-only", action="store_true", help="print the figures of --out's report; no play")
     args = parser.parse_args()
+    if args.report_only:
+        try:
+            report = read_report(args.out)
+        except ValueError as error:
+            parser.error(str(error))
+        beliefs, zs = report_cells(report)
+        print_report(report, beliefs, zs)
+        return
     zs = [float(z) for z in args.z.split(",")]
     beliefs = [b for b in args.beliefs.split(",") if b]
     if not beliefs or any(b not in BELIEFS for b in beliefs):
@@ -227,24 +236,48 @@ FREE_OPTIONS = ("positions", "chunk", "threads", "out", "resume")
 def resumed(args: argparse.Namespace) -> tuple[list, dict, float]:
     """(records, seconds, total_s) of the report at --out, written by a run with the same options (FREE_OPTIONS
     aside); ValueError naming what is missing or differs."""
-    if not args.out:
-        raise ValueError("--resume: give the report to go on from as --out")
-    try:
-        with open(args.out, encoding="utf-8") as handle:
-            report = json.load(handle)
-        records, seconds, total, earlier = report["positions"], report["seconds"], report["total_s"], report["args"]
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"--resume: {args.out} is not a report of this script ({error})") from None
+    report = read_report(args.out, "--resume")
+    records, seconds, total, earlier = report["positions"], report["seconds"], report["total_s"], report["args"]
     ours = {k: v for k, v in vars(args).items() if k not in FREE_OPTIONS}
-    if not isinstance(earlier, dict):
-        raise ValueError(f"--resume: {args.out} is not a report of this script")
     # An option the earlier run did not have yet ran at its default, the value that reproduces it.
     differs = sorted(k for k, v in ours.items() if k in earlier and earlier[k] != v)
     if differs:
         raise ValueError(f"--resume: {args.out} was written with other --{', --'.join(differs)}")
-    if not isinstance(records, list) or not isinstance(seconds, dict) or not isinstance(total, (int, float)):
-        raise ValueError(f"--resume: {args.out} is not a report of this script")
     return records, seconds, float(total)
+
+
+def read_report(path: str | None, option: str = "--report-only") -> dict:
+    """The report this script wrote at `path`; ValueError naming the option and what is wrong."""
+    if not path:
+        raise ValueError(f"{option}: give the report as --out")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+        records, seconds, total, args = report["positions"], report["seconds"], report["total_s"], report["args"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{option}: {path} is not a report of this script ({error})") from None
+    shapes = (
+        isinstance(records, list),
+        isinstance(seconds, dict),
+        isinstance(total, (int, float)),
+        isinstance(args, dict),
+    )
+    if not all(shapes) or not all(isinstance(r, dict) and r.get("kind") in KINDS for r in records):
+        raise ValueError(f"{option}: {path} is not a report of this script")
+    return report
+
+
+def report_cells(report: dict) -> tuple[list[str], list[float]]:
+    """The beliefs and z values whose gains the report's records hold, in the order of the run's options."""
+    args = report["args"]
+    try:
+        beliefs = [b for b in str(args["beliefs"]).split(",") if b in BELIEFS]
+        zs = [float(z) for z in str(args["z"]).split(",")]
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"the report's options are not this script's ({error})") from None
+    if not all(f"{b}@{z:g}" in r for r in report["positions"] for b in beliefs for z in zs):
+        raise ValueError("the report's records lack a gain its options name")
+    return beliefs, zs
 
 
 def print_report(report: dict, beliefs: list[str], zs: list[float]) -> None:
@@ -265,7 +298,27 @@ def print_report(report: dict, beliefs: list[str], zs: list[float]) -> None:
                 changed = np.mean([r[f"{key}/changed"] for r in rows])
                 report[f"{kind}/{key}"] = {"gain": mean, "error": error, "changed": float(changed)}
                 print(f"{key:<16} {mean:>+9.3f} ± {error:.3f} {changed:>8.2f}")
+        print_by_age(rows, beliefs, max(zs))
     print(f"\ntotal {report['total_s']:.0f} s; " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
+
+
+#: Bounds of the hand's age (actions of both players before the decision) that the gains are split by.
+AGE_BOUNDS = (12, 24, 36)
+
+
+def print_by_age(rows: list[dict], beliefs: list[str], z: float) -> None:
+    """Each belief's gain at z by the hand's age at the decision (where in the hand the search's edge is)."""
+    edges = (0, *AGE_BOUNDS, None)
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        part = [r for r in rows if r["actions"] >= lo and (hi is None or r["actions"] < hi)]
+        if not part:
+            continue
+        span = f"actions {lo}+" if hi is None else f"actions {lo}-{hi - 1}"
+        cells = []
+        for name in beliefs:
+            mean, error = summarise([r[f"{name}@{z:g}"] for r in part])
+            cells.append(f"{name}@{z:g} {mean:+.3f} ± {error:.3f}")
+        print(f"  {span:<14} {len(part):>5} positions: " + "; ".join(cells))
 
 
 if __name__ == "__main__":

@@ -348,6 +348,31 @@ def test_the_search_gate_resumes_only_a_report_of_the_same_options(tmp_path):
     assert done.returncode == 2 and "--budget" in done.stderr
 
 
+def test_the_search_gate_reports_a_saved_run_by_kind_and_hand_age_without_playing(tmp_path):
+    """--report-only prints each kind's mean gain with its standard error, split by the hand's age, from --out's
+    records alone; a file that is not such a report is refused by name."""
+    out = tmp_path / "gate.json"
+
+    def record(kind: str, actions: int, gain: float) -> dict:
+        return {"kind": kind, "candidates": 3, "labels": [0.0, gain, -1.0], "actions": actions, "self@2": gain,
+                "self@2/changed": gain != 0, "best label": max(gain, 0.0)}  # fmt: skip
+
+    records = [record("knock-legal", 30, 2.0), record("knock-legal", 30, 0.0), record("discard", 5, 1.0)]
+    records.append(record("discard", 5, -1.0))
+    report = {"args": {"beliefs": "self", "z": "2"}, "seconds": {}, "total_s": 9.0, "positions": records}
+    out.write_text(json.dumps(report))
+    done = _run_script("search_gate.py", "--report-only", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    printed = " ".join(done.stdout.split())
+    assert "knock-legal: 2 positions" in printed and "discard: 2 positions" in printed
+    assert "self@2 +1.000 ± 1.000 0.50" in printed  # the knock's two gains: 2 and 0, one changed
+    assert "actions 24-35 2 positions: self@2 +1.000 ± 1.000" in printed
+    assert "self@2 +0.000 ± 1.000 1.00 actions 0-11 2 positions: self@2 +0.000 ± 1.000" in printed  # 1 and -1
+    out.write_text(json.dumps({**report, "positions": [{"kind": "bluff"}]}))
+    done = _run_script("search_gate.py", "--report-only", "--out", str(out))
+    assert done.returncode == 2 and "not a report" in done.stderr
+
+
 @pytest.mark.slow  # plays out positions with the bot (about 40 s)
 def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_path):
     """A tiny gate run writes one record per position with each belief's gain at each z; a search that keeps the
