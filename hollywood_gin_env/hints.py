@@ -30,33 +30,13 @@ def agent_label(name: str) -> str:
     return name
 
 
-def policy_probabilities(policy: Any, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """float64[107]: the policy's action probabilities, illegal actions at 0 (softmax over the legal logits)."""
-    import torch  # only checkpoint agents have a policy, and they have loaded torch already
-
-    from hollywood_gin_env.agents.masked import masked_probs
-
-    device = next(policy.parameters()).device
-    with torch.no_grad():
-        obs = torch.from_numpy(policy.prepare(np.asarray(observation, dtype=np.float32)[None])).to(device)
-        legal = torch.from_numpy(np.asarray(mask)[None]).to(device)
-        return masked_probs(policy(obs), legal).double().cpu().numpy()[0]
-
-
-def policy_network(agent: Any) -> Any:
-    """The agent's torch policy network (a checkpoint agent's `.policy`), or None: the search agent's `.policy` is
-    its rollout agent, not a network, and a heuristic has none."""
-    policy = getattr(agent, "policy", None)
-    is_network = callable(getattr(policy, "parameters", None)) and callable(getattr(policy, "prepare", None))
-    return policy if is_network else None
-
-
 def bot_advice(game: Game, player: int, agent: Any) -> str:
-    """The agent's view of the position: top probabilities for a policy, else its choice."""
+    """The agent's view of the position: top probabilities for a policy (an agent with `probabilities`, a checkpoint
+    agent's), else its choice."""
     obs = game.observation(player)
-    network = policy_network(agent)
-    if network is not None:
-        probs = policy_probabilities(network, obs["observation"], obs["action_mask"])
+    probabilities = getattr(agent, "probabilities", None)
+    if callable(probabilities):
+        probs = np.asarray(probabilities(obs["observation"][None], obs["action_mask"][None]), dtype=np.float64)[0]
         best = [int(a) for a in np.argsort(-probs, kind="stable")[:TOP_ACTIONS] if probs[a] > 0]
         return f"{agent_label(agent.name)} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
     action = int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])

@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import Belief, HandHistory, HistoryRecorder, sample_belief
+from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, belief_with_retries
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, W_GIN_HOLD
 from hollywood_gin_env.agents.search import consistent, deal_all
 from hollywood_gin_env.atomic import atomic_write_text
@@ -44,7 +43,6 @@ from hollywood_gin_env.threads import pool
 
 KINDS = ("knock-legal", "discard")
 COUNTS = ("unexplained", "retries")  # per-position counts, not figures to average
-MAX_RETRY_PARTICLES = 8192
 DEFAULT_BOT = "bot"  # the shipped bot (hollywood_gin_env/data/hollywood-ppo.pt)
 
 
@@ -119,21 +117,6 @@ def _seeds_for(selected: np.ndarray, start: int) -> np.ndarray:
     return seeds
 
 
-def belief_with_retries(history: HandHistory, seed: int, **options) -> tuple[Belief, int]:
-    """sample_belief, with twice the particles (up to MAX_RETRY_PARTICLES) each time the cards alone leave none (a
-    sharp model can resample a long history onto a few dealt hands that a later action rules out); and how many
-    retries that took."""
-    particles = options.pop("particles")
-    for retries in range(8):
-        try:
-            return sample_belief(history, seed=seed, particles=particles, **options), retries
-        except ValueError:
-            if particles * 2 > MAX_RETRY_PARTICLES:
-                raise
-            particles *= 2
-    raise AssertionError("unreachable: the particles reach the limit first")
-
-
 def search_belief(obs: np.ndarray, samples: int, tilt: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(opponent hands, weights) of the search agent's belief (search.determinise) at one observation."""
     state = EngineState.allocate(samples)
@@ -167,21 +150,6 @@ def measure(position: Position, hands: np.ndarray, weights: np.ndarray, smooths:
         with np.errstate(divide="ignore"):
             out[f"bits@{s:g}"] = float(-np.log2(q[truth]).mean()) if h else np.nan
     return out
-
-
-def policy_probabilities(agent) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The action probabilities of a checkpoint agent's policy (its masked softmax), for model=self."""
-    import torch
-
-    net = agent.policy
-
-    def probabilities(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits = net(torch.from_numpy(net.prepare(obs)))
-            logits = logits.masked_fill(torch.from_numpy(masks) == 0, float("-inf"))
-            return torch.softmax(logits, dim=-1).numpy()
-
-    return probabilities
 
 
 def summarise(values: list[float]) -> tuple[float, float]:
@@ -225,7 +193,7 @@ def main() -> None:
         ("self", e, f"self eps={e:g} m{args.self_moves}") for e in self_eps
     ]
     beliefs = ["true", "uniform", f"tilted {args.tilt:g}"] + [name for _, _, name in models]
-    policy = policy_probabilities(load_agent(args.bot, num_threads=1)) if self_eps else None
+    policy = load_agent(args.bot, num_threads=1).probabilities if self_eps else None
     rows: dict[tuple[str, str], list[dict[str, float]]] = {(k, b): [] for k in KINDS for b in beliefs}
     seconds = dict.fromkeys(beliefs, 0.0)
     for i, position in enumerate(positions):

@@ -41,14 +41,19 @@ import numpy as np
 from belief_probe import (  # scripts/ is on the path when run as a script
     KINDS,
     Position,
-    belief_with_retries,
     collect,
-    policy_probabilities,
     summarise,
 )
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import MAX_MOVES, MEASURED, check_belief_options, check_final_eps, draw_hands
+from hollywood_gin_env.agents.belief import (
+    MAX_MOVES,
+    MEASURED,
+    belief_with_retries,
+    check_belief_options,
+    check_final_eps,
+    draw_hands,
+)
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.search import (
     candidate_table,
@@ -179,7 +184,7 @@ def main() -> None:
     params, threads = Rules().to_params(), pool(args.threads)
     bot, opponent = load_agent("bot", num_threads=args.threads), load_agent("expert", num_threads=args.threads)
     own = {"model": "self", "particles": args.particles, "eps": args.self_eps, "moves": args.self_moves}
-    options = {"expert": expert, "self": {**own, "policy": policy_probabilities(bot)}}
+    options = {"expert": expert, "self": {**own, "policy": bot.probabilities}}
     obs = np.stack([p.obs for p in positions])
     masks = np.stack([p.mask for p in positions])
     cands, counts, ok = candidate_table(obs, masks, args.candidates, DEFAULT_WEIGHTS)

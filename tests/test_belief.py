@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import hollywood_gin_env.agents.belief as belief_module
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent
 from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, draw_hands, replay_mismatches, sample_belief
 from hollywood_gin_env.cards import NUM_CARDS, parse_cards
@@ -414,14 +415,9 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
     assert done.returncode == 2 and "already holds 4 positions" in done.stderr
 
 
-def test_the_probes_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
-    """belief_probe.belief_with_retries: a sampler that leaves no particle below 2048 is retried with 1024, then
-    2048 particles and its belief returned with the count of retries; past the limit the error reaches the caller."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-    try:
-        import belief_probe
-    finally:
-        sys.path.pop(0)
+def test_the_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
+    """belief_with_retries: a sampler that leaves no particle below 2048 is retried with 1024, then 2048 particles
+    and its belief returned with the count of retries; past the limit the error reaches the caller."""
     asked = []
 
     def fake(history, seed, particles, **options):
@@ -430,9 +426,9 @@ def test_the_probes_retry_doubles_the_particles_until_a_particle_survives(monkey
             raise ValueError("sample_belief: no particle of ... holds cards that allow action 3")
         return "belief"
 
-    monkeypatch.setattr(belief_probe, "sample_belief", fake)
-    assert belief_probe.belief_with_retries(None, 0, particles=512, model="expert") == ("belief", 2)
+    monkeypatch.setattr(belief_module, "sample_belief", fake)
+    assert belief_module.belief_with_retries(None, 0, particles=512, model="expert") == ("belief", 2)
     assert asked == [512, 1024, 2048]
-    monkeypatch.setattr(belief_probe, "MAX_RETRY_PARTICLES", 1024)
+    monkeypatch.setattr(belief_module, "MAX_RETRY_PARTICLES", 1024)
     with pytest.raises(ValueError, match="no particle"):
-        belief_probe.belief_with_retries(None, 0, particles=512, model="expert")
+        belief_module.belief_with_retries(None, 0, particles=512, model="expert")

@@ -52,6 +52,24 @@ def test_both_architectures_round_trip_and_play_legally(tmp_path, arch):
     assert masks[np.arange(64), actions].all()
 
 
+def test_a_policy_agents_probabilities_are_its_masked_softmax_and_its_argmax_is_its_action(tmp_path):
+    """PolicyAgent.probabilities: each row sums to 1 over the legal actions, is exactly 0 on the others, and its
+    most likely action is the one the deterministic agent plays; a batch of the wrong shape is refused."""
+    config, policy = _valid()
+    path = tmp_path / "p.pt"
+    save_checkpoint(path, policy, config)
+    agent = load_agent(f"checkpoint:{path}")
+    obs = np.random.default_rng(1).random((32, OBS_SIZE)).astype(np.float32)
+    masks = (np.random.default_rng(2).random((32, NUM_ACTIONS)) < 0.2).astype(np.int8)
+    masks[:, 3] = 1
+    probs = agent.probabilities(obs, masks)
+    assert probs.shape == (32, NUM_ACTIONS)
+    assert np.allclose(probs.sum(axis=1), 1.0, atol=1e-5) and (probs[masks == 0] == 0).all()
+    assert np.array_equal(probs.argmax(axis=1), agent.act(obs, masks))
+    with pytest.raises(ValueError, match="action_masks must have shape"):
+        agent.probabilities(obs, masks[:5])
+
+
 def test_a_lookahead_policy_reads_the_lookahead_inputs_and_round_trips(tmp_path):
     config = check_policy_config({**SMALL, "take_features": True, "lookahead_features": True})
     torch.manual_seed(0)

@@ -107,8 +107,9 @@ ASK_EXPERT, ASK_POLICY = 1, 2  # what `_advance` does at the opponent's decision
 MEASURED = {"model": "expert", "particles": 512, "eps": 0.01, "moves": 48}
 PARTICLE_LIMITS = (1, 65536)
 MAX_NEEDS = 8  # own discards between two stock draws of the opponent that `_guide` tracks (one draw supplies one)
-RESAMPLE_BELOW = 0.5
-MAX_MOVES = 64  # resample when the effective sample size falls below this share of the particles
+RESAMPLE_BELOW = 0.5  # resample when the effective sample size falls below this share of the particles
+MAX_RETRY_PARTICLES = 8192  # belief_with_retries doubles the particles up to this many
+MAX_MOVES = 64  # Metropolis moves a belief may make
 
 
 class HandHistory:
@@ -153,8 +154,8 @@ class HandHistory:
 
 
 class HistoryRecorder:
-    """One `HandHistory` per match of an `Engine`, for the seat viewers[m]; call `step` instead of engine.step and
-    `begin` after engine.new_matches."""
+    """One `HandHistory` per match of an `Engine`, for the seat viewers[m]; call `step` instead of engine.step (or
+    `record` after it: two recorders, one per seat, can follow one engine) and `begin` after engine.new_matches."""
 
     def __init__(self, engine, viewers: np.ndarray) -> None:
         self.engine = engine
@@ -178,8 +179,12 @@ class HistoryRecorder:
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """engine.step(actions, active), each action recorded; a match whose hand ended starts its next history."""
+        self.engine.step(actions, active)
+        self.record(actions, active)
+
+    def record(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
+        """Record the step the engine has just taken with these arguments (`step` without the stepping)."""
         engine = self.engine
-        engine.step(actions, active)
         s = engine.state
         active = np.ones(engine.num_matches, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
         ended = np.zeros(engine.num_matches, dtype=np.bool_)
@@ -492,6 +497,21 @@ def _advance_all(
 def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The observation and mask rows of n particles, for `_advance_all` (each slice makes its own scratch row)."""
     return np.zeros((n, OBS_SIZE), dtype=np.float32), np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+
+
+def belief_with_retries(history: HandHistory, seed: int, **options) -> tuple[Belief, int]:
+    """sample_belief, with twice the particles (up to MAX_RETRY_PARTICLES) each time the cards alone leave none (a
+    sharp model can resample a long history onto a few dealt hands that a later action rules out); and how many
+    retries that took. Deterministic for a seed, like sample_belief."""
+    particles = options.pop("particles")
+    for retries in range(8):
+        try:
+            return sample_belief(history, seed=seed, particles=particles, **options), retries
+        except ValueError:
+            if particles * 2 > MAX_RETRY_PARTICLES:
+                raise
+            particles *= 2
+    raise AssertionError("unreachable: the particles reach the limit first")
 
 
 def draw_hands(belief: Belief, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -47,14 +47,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from hollywood_gin_env.agents.base import Agent
+from hollywood_gin_env.agents.base import Agent, as_batch
 from hollywood_gin_env.agents.lookahead_planes import (
     LOOKAHEAD_NUMBERS,
     LOOKAHEAD_PLANES,
     LOOKAHEAD_SIZE,
     lookahead_planes,
 )
-from hollywood_gin_env.agents.masked import sample_masked
+from hollywood_gin_env.agents.masked import masked_probs, sample_masked
 from hollywood_gin_env.atomic import atomic_write
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
@@ -347,6 +347,13 @@ class PolicyAgent(Agent):
             masks = torch.from_numpy(action_masks).to(self.device)
             actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
         return actions.cpu().numpy().astype(np.int64)
+
+    def probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """float32[B, 107]: the policy's masked softmax (what it samples from; 0 on illegal actions)."""
+        obs_rows, mask_rows = as_batch(observations, action_masks)
+        with torch.no_grad():
+            logits = self.policy(torch.from_numpy(self.policy.prepare(obs_rows)).to(self.device))
+            return masked_probs(logits, torch.from_numpy(mask_rows).to(self.device)).cpu().numpy()
 
 
 def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
