@@ -8,10 +8,13 @@ import pytest
 
 from hollywood_gin_env import Rules
 from hollywood_gin_env.agents import ExpertAgent, load_agent
-from hollywood_gin_env.agents.search import SearchAgent, confident_best, deal_all, parse_search_spec
+from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder
+from hollywood_gin_env.agents.search import BELIEF_OPTIONS, SearchAgent, confident_best, deal_all, parse_search_spec
+from hollywood_gin_env.duplicate import play_chunk
+from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.observation import OBS_LAYOUT, encode_kernel
-from hollywood_gin_env.state import KNOCK_BASE, M_PLAYER, M_STOCK_POS, EngineState
+from hollywood_gin_env.observation import O_SEAT, OBS_LAYOUT, OBS_SIZE, encode_kernel, encode_rows
+from hollywood_gin_env.state import DISCARD_BASE, KNOCK_BASE, M_PLAYER, M_STOCK_POS, NUM_ACTIONS, EngineState
 
 # Blocks a determinisation cannot reproduce: the score sheet and hand count (it rolls out one hand on a fresh
 # sheet) and which discards allow a knock right after a take (the card taken this turn is not in the observation).
@@ -103,7 +106,8 @@ def test_confident_best_keeps_expert_unless_the_paired_difference_is_clear():
         ("search:rollouts", "search agent option 'rollouts'"),
         ("search:tilt=-0.5", "tilt='-0.5': use a number in 0.0..5.0"),
         ("search:tilt=inf", "tilt='inf': use a number in 0.0..5.0"),
-        ("search:decisions=discard", "decisions='discard': use one of all, knock"),
+        ("search:decisions=river", "decisions='river': use one of all, knock, discard"),
+        ("search:belief=psychic", "belief='psychic': use one of tilted, self, expert"),
         ("search:rollouts=\u00b2", "rollouts='\u00b2': use a whole number in 1..1024"),
         ("search:rollouts=\u0663", "rollouts='\u0663': use a whole number in 1..1024"),
         ("search:candidates=\uff13", "candidates='\uff13': use a whole number in 1..11"),
@@ -135,10 +139,14 @@ def test_the_spec_reaches_the_agent():
         "base": "expert",
         "tilt": 0.25,
         "decisions": "all",
+        "belief": "tilted",
     }
     tilted = load_agent("search:tilt=0.25,decisions=knock")
-    assert (tilted.tilt, tilted.decisions) == (0.25, "knock")
+    assert (tilted.tilt, tilted.decisions, tilted.needs_history) == (0.25, "knock", False)
     assert tilted.name.endswith(",tilt=0.25,decisions=knock")
+    reading = load_agent("search:decisions=discard,belief=self")
+    assert (reading.decisions, reading.belief, reading.needs_history) == ("discard", "self", True)
+    assert reading.name.endswith(",decisions=discard,belief=self")
 
 
 def test_a_tilted_belief_deals_the_opponent_less_deadwood_and_keeps_every_known_card():
@@ -286,3 +294,85 @@ def test_a_determinisation_with_a_given_hand_deals_that_hand_and_the_rest_to_the
         assert all(sorted(orders[m]) == sorted(stocks[rows[m]]) for m in range(2 * n))
         shuffled |= any(orders[2 * r] != orders[2 * r + 1] for r in range(n))
     assert shuffled
+
+
+def _recorded_positions(seed: int = 7, steps: int = 40):
+    """(observations, masks, histories) of the player to act in four expert-vs-expert matches, step by step."""
+    engine = Engine(4)
+    engine.new_matches(seeds=np.arange(seed, seed + 4, dtype=np.uint64))
+    views = [HistoryRecorder(engine, np.full(4, seat)) for seat in (0, 1)]
+    obs, masks = np.zeros((4, OBS_SIZE), dtype=np.float32), np.zeros((4, NUM_ACTIONS), dtype=np.int8)
+    expert = ExpertAgent()
+    for _ in range(steps):
+        players, live = engine.current_player.copy(), ~engine.done
+        encode_rows(engine.threads, players, live, engine.arrays, engine.params, obs, masks)
+        rows = np.flatnonzero(live)
+        histories = [views[int(players[m])].histories[m].copy() for m in rows]
+        yield obs[rows].copy(), masks[rows].copy(), histories
+        actions = np.zeros(4, dtype=np.int64)
+        actions[rows] = expert.act(obs[rows], masks[rows])
+        engine.step(actions, live)
+        for view in views:
+            view.record(actions, live)
+
+
+def test_a_history_belief_needs_one_history_per_row_from_the_rows_seat():
+    """belief=self and belief=expert read the hand's history: without histories, with too few, or with another
+    seat's, `act` refuses by name; the tilted belief ignores them."""
+    obs, masks, histories = next(_recorded_positions())
+    agent = SearchAgent(rollouts=2, belief="self", decisions="discard")
+    with pytest.raises(ValueError, match="reads the hand's history"):
+        agent.act(obs, masks)
+    with pytest.raises(ValueError, match="3 given for 4 observation rows"):
+        agent.act(obs, masks, histories[:3])
+    other = [HandHistory(1 - h.viewer, h.dealer, h.hand, h.upcard) for h in histories]
+    with pytest.raises(ValueError, match="view; row 0 is seat"):
+        agent.act(obs, masks, other)
+    assert SearchAgent(rollouts=2).act(obs, masks).shape == (4,)
+
+
+@pytest.mark.slow  # history beliefs at every discard of a few expert hands (about 30 s): CI's second command runs it
+@pytest.mark.parametrize("belief", ["self", "expert"])
+def test_a_history_belief_search_plays_legal_discards_deterministically_and_only_where_asked(belief, monkeypatch):
+    """decisions=discard with a history belief: legal actions, the base's action outside the discard phase, the
+    same actions for the same seed whatever the batch's order, and the search does overrule the base somewhere."""
+    small = {**BELIEF_OPTIONS[belief], "particles": 64, "moves": 2}  # the plumbing, not the belief's quality
+    monkeypatch.setitem(BELIEF_OPTIONS, belief, small)
+    agent = SearchAgent(rollouts=16, z=0.0, belief=belief, decisions="discard", seed=2)
+    twin = SearchAgent(rollouts=16, z=0.0, belief=belief, decisions="discard", seed=2)
+    expert, changed = ExpertAgent(), 0
+    for obs, masks, histories in _recorded_positions(steps=30):
+        actions = agent.act(obs, masks, histories)
+        assert masks[np.arange(len(actions)), actions].all()
+        drawing = ~masks[:, DISCARD_BASE:].any(axis=1)
+        assert np.array_equal(actions[drawing], expert.act(obs[drawing], masks[drawing]))
+        order = np.arange(len(actions))[::-1]
+        reordered = twin.act(obs[order], masks[order], [histories[i] for i in order])
+        assert np.array_equal(actions[order], reordered)
+        changed += int((actions != expert.act(obs, masks)).sum())
+    assert changed > 0
+
+
+@pytest.mark.slow  # two short duplicate chunks with a history belief (about 40 s): CI's second command runs it
+def test_evaluate_keeps_each_sides_histories_for_an_agent_that_reads_them():
+    """play_chunk hands a history-reading agent one history per row, from its own seat and of the hand being
+    played, and the same seed replays the same record."""
+    seen = []
+
+    class Reader(ExpertAgent):
+        needs_history = True
+
+        def act(self, observations, action_masks, histories=None):
+            for row, history in zip(observations, histories, strict=True):
+                assert history.viewer == int(round(float(row[O_SEAT])))
+                seen.append(len(history.actions))
+            return super().act(observations, action_masks)
+
+    plain = play_chunk((ExpertAgent(), ExpertAgent()), 4, seed=3, start=0, stop=4, max_decisions=80)
+    read = play_chunk((Reader(), ExpertAgent()), 4, seed=3, start=0, stop=4, max_decisions=80)
+    assert (read.decisions, read.points, read.hands) == (plain.decisions, plain.points, plain.hands)
+    assert len(seen) == read.decisions[0] and max(seen) > 4 and 0 in seen  # a hand's first decision: no actions yet
+    spec = "search:rollouts=8,belief=self,decisions=discard,policy=greedy"
+    first = play_chunk((load_agent(spec, seed=1), ExpertAgent()), 2, seed=4, start=0, stop=2, max_decisions=40)
+    again = play_chunk((load_agent(spec, seed=1), ExpertAgent()), 2, seed=4, start=0, stop=2, max_decisions=40)
+    assert (first.decisions, first.points, first.illegal) == (again.decisions, again.points, [0, 0])

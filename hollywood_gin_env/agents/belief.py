@@ -71,7 +71,7 @@ from hollywood_gin_env.bits import count_bits
 from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
 from hollywood_gin_env.engine import overflow_ok
 from hollywood_gin_env.kernels import new_match_kernel, step_match
-from hollywood_gin_env.observation import OBS_SIZE, encode_match
+from hollywood_gin_env.observation import O_SEAT, OBS_SIZE, encode_match
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed, random_below
 from hollywood_gin_env.state import (
@@ -151,6 +151,40 @@ class HandHistory:
             if card >= 0:
                 known |= 1 << card
         return FULL_DECK_MASK & ~known
+
+
+def check_histories(histories: object, observations: np.ndarray) -> None:
+    """ValueError unless `histories` holds one `HandHistory` per observation row, each seen from that row's seat."""
+    rows = observations.shape[0]
+    if histories is None or isinstance(histories, (str, bytes)) or not hasattr(histories, "__len__"):
+        raise ValueError(
+            f"histories={histories!r}: this agent reads the hand's history; give one HandHistory per row "
+            "(HistoryRecorder keeps them; evaluate.py does)"
+        )
+    if len(histories) != rows:
+        raise ValueError(f"histories: {len(histories)} given for {rows} observation rows; give one per row")
+    for r, history in enumerate(histories):
+        if not isinstance(history, HandHistory):
+            raise ValueError(f"histories[{r}] is a {type(history).__name__}, not a HandHistory")
+        seat = int(round(float(observations[r, O_SEAT])))
+        if history.viewer != seat:
+            raise ValueError(f"histories[{r}] is seat {history.viewer}'s view; row {r} is seat {seat}'s decision")
+
+
+def choice_probabilities(agent) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """An agent's action probabilities for model=self: its `probabilities` (a policy's masked softmax) if it has
+    them, else 1 on the action it plays (a deterministic heuristic's)."""
+    probabilities = getattr(agent, "probabilities", None)
+    if callable(probabilities):
+        return probabilities
+
+    def one_hot(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        chosen = np.asarray(agent.act(observations, action_masks), dtype=np.int64)
+        out = np.zeros((chosen.size, NUM_ACTIONS), dtype=np.float64)
+        out[np.arange(chosen.size), chosen] = 1.0
+        return out
+
+    return one_hot
 
 
 class HistoryRecorder:

@@ -33,6 +33,7 @@ batch, so the decisions do not depend on the bound).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,7 +46,15 @@ from hollywood_gin_env.agents._features import (
     stock_size,
     turns,
 )
-from hollywood_gin_env.agents.base import Agent, AgentProtocol
+from hollywood_gin_env.agents.base import Agent, AgentProtocol, as_batch
+from hollywood_gin_env.agents.belief import (
+    MEASURED,
+    HandHistory,
+    belief_with_retries,
+    check_histories,
+    choice_probabilities,
+    draw_hands,
+)
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, ExpertAgent, best_knock, discard_score, expert_row
 from hollywood_gin_env.agents.loading import BOT_NAME, load_plain_agent
 from hollywood_gin_env.agents.playout import expert_playouts
@@ -91,7 +100,18 @@ from hollywood_gin_env.state import (
 from hollywood_gin_env.threads import KernelThreads, pool
 
 ROLLOUT_POLICIES = ("greedy", "expert", BOT_NAME)  # or "checkpoint:PATH" (a trained policy), for `policy` and `base`
-DECISIONS = ("all", "knock")  # search every decision with candidates, or only those where a knock is legal
+# search every decision with candidates, only those where a knock is legal, or only the discard phase's (knock-legal
+# decisions and plain discards: where the position gate measured the history beliefs)
+DECISIONS = ("all", "knock", "discard")
+#: The beliefs of the opponent's hidden cards: `tilted` reads the observation alone; `self` and `expert` read the
+#: hand's history (agents/belief.py) with the rollout policy or `expert` as the opponent's model.
+SEARCH_BELIEFS = ("tilted", "self", "expert")
+#: sample_belief's options per history belief: model=self as the position gate ran it (docs/EVALUATION.md), expert
+#: as measured (belief.MEASURED).
+BELIEF_OPTIONS = {
+    "self": {"model": "self", "particles": 512, "eps": 0.1, "moves": 16},
+    "expert": dict(MEASURED),
+}
 MAX_CANDIDATES = NUM_ACTIONS  # a row never has more candidates than actions
 # rollout matches held at once (about 4 KB each with their observations): a call's rows are searched in batches of
 # at most this many, so memory is bounded whatever the batch and the options (the largest row is 14 * 1024 matches)
@@ -106,6 +126,7 @@ DEFAULTS = {
     "base": "expert",
     "tilt": 0.25,
     "decisions": "all",
+    "belief": "tilted",
 }
 LIMITS = {"rollouts": (1, 1024), "candidates": (1, 11), "z": (0.0, 100.0), "tilt": (0.0, 5.0)}
 FLOAT_OPTIONS = ("z", "tilt")
@@ -279,7 +300,7 @@ def deal_all(
 
 def parse_search_spec(text: str) -> dict[str, object]:
     """The options of "search" or, say, "search:rollouts=16,candidates=3,policy=greedy,z=2,base=expert,tilt=0.25,
-    decisions=all" (a checkpoint path may not hold a comma); ValueError naming a bad one."""
+    decisions=all,belief=tilted" (a checkpoint path may not hold a comma); ValueError naming a bad one."""
     options = dict(DEFAULTS)
     body = text.split(":", 1)[1] if ":" in text else ""
     for part in filter(None, (p.strip() for p in body.split(","))):
@@ -294,9 +315,10 @@ def parse_search_spec(text: str) -> dict[str, object]:
                 )
             options[key] = value
             continue
-        if key == "decisions":
-            if value not in DECISIONS:
-                raise ValueError(f"search agent decisions={value!r}: use one of {', '.join(DECISIONS)}")
+        if key in ("decisions", "belief"):
+            allowed = DECISIONS if key == "decisions" else SEARCH_BELIEFS
+            if value not in allowed:
+                raise ValueError(f"search agent {key}={value!r}: use one of {', '.join(allowed)}")
             options[key] = value
             continue
         low, high = LIMITS[key]
@@ -333,35 +355,61 @@ class SearchAgent(Agent):
         base: str = "expert",
         tilt: float = 0.25,
         decisions: str = "all",
+        belief: str = "tilted",
         rules: Rules | None = None,
         seed: int | None = None,
     ) -> None:
         parse_search_spec(
             f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z},base={base},"
-            f"tilt={tilt},decisions={decisions}"
+            f"tilt={tilt},decisions={decisions},belief={belief}"
         )
         self.rollouts, self.candidates, self.policy_name, self.confidence = rollouts, candidates, policy, float(z)
-        self.tilt, self.decisions = float(tilt), decisions
+        self.tilt, self.decisions, self.belief = float(tilt), decisions, belief
         self.rules = rules if rules is not None else Rules()
         self.params = self.rules.to_params()
         self.policy = load_plain_agent(policy)
         # expert's action is already the first candidate
         self.base = None if base == "expert" else load_plain_agent(base)
         self.weights = DEFAULT_WEIGHTS.copy()
+        # the opponent's seat in the play-outs: the opponent model of the belief (the rollout policy but for expert)
+        self.opponent = load_plain_agent("expert") if belief == "expert" and policy != "expert" else self.policy
         self.name = (
             f"search:rollouts={rollouts},candidates={candidates},policy={policy},z={z:g}"
             + (f",base={base}" if self.base is not None else "")
             + f",tilt={tilt:g}"
             + (f",decisions={decisions}" if decisions != "all" else "")
+            + (f",belief={belief}" if belief != "tilted" else "")
         )
         self._rules_block = rules_block(self.rules)
         self.reset(seed)
+
+    @property
+    def needs_history(self) -> bool:
+        """True when `act` needs each row's hand history (the beliefs `self` and `expert`)."""
+        return self.belief != "tilted"
+
+    def act(
+        self, observations: np.ndarray, action_masks: np.ndarray, histories: Sequence[HandHistory] | None = None
+    ) -> np.ndarray:
+        """int64[B] legal actions; `histories` (one `HandHistory` per row, the acting player's) when
+        `needs_history`, else ignored."""
+        obs, masks = as_batch(observations, action_masks)
+        if self.needs_history:
+            check_histories(histories, obs)
+        if obs.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self._choose(obs, masks, histories if self.needs_history else None)
 
     def reset(self, seed: int | None = None) -> None:
         """Seed the determinisations (None: seed 0, so that an unseeded agent is still deterministic)."""
         self.seed = 0 if seed is None else int(seed)
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        return self._choose(observations, action_masks, None)
+
+    def _choose(
+        self, observations: np.ndarray, action_masks: np.ndarray, histories: Sequence[HandHistory] | None
+    ) -> np.ndarray:
         check_hand_sizes(observations)
         self._check_rules(observations)
         cands, counts, ok = candidate_table(observations, action_masks, self.candidates, self.weights)
@@ -371,13 +419,32 @@ class SearchAgent(Agent):
         searched = (counts > 1) & ok
         if self.decisions == "knock":
             searched &= knock_legal(action_masks)
+        elif self.decisions == "discard":
+            searched &= discard_phase(action_masks)
         search = np.flatnonzero(searched)
         if search.size == 0:
             return out
         seeds = self._row_seeds(observations)
         for rows in rollout_batches(search, counts, self.rollouts, MAX_ROLLOUT_MATCHES):
-            self._search_rows(rows, observations, cands, counts, seeds, out)
+            given = None if histories is None else self._belief_hands(rows, counts, histories, seeds)
+            self._search_rows(rows, observations, cands, counts, seeds, out, given)
         return out
+
+    def _belief_hands(
+        self, rows: np.ndarray, counts: np.ndarray, histories: Sequence[HandHistory], seeds: np.ndarray
+    ) -> np.ndarray:
+        """The opponent's hand (card mask) of every play-out of the rows, `rollouts` deals drawn from each row's
+        history belief, in `rollout_layout`'s order (each row's deals repeated for every candidate)."""
+        options = dict(BELIEF_OPTIONS[self.belief])
+        if self.belief == "self":
+            options["policy"] = choice_probabilities(self.policy)
+        given = []
+        for r in rows:
+            seed = int(seeds[r])
+            belief, _ = belief_with_retries(histories[r], seed, rules=self.rules, **options)
+            hands, _ = draw_hands(belief, self.rollouts, seed=seed)
+            given.append(np.tile(hands, int(counts[r])))
+        return np.concatenate(given).astype(np.int64)
 
     def _search_rows(
         self,
@@ -387,17 +454,20 @@ class SearchAgent(Agent):
         counts: np.ndarray,
         seeds: np.ndarray,
         out: np.ndarray,
+        given: np.ndarray | None = None,
     ) -> None:
-        """Roll out every candidate of the rows `search` and write each row's choice to out."""
+        """Roll out every candidate of the rows `search` and write each row's choice to out (`given`: the opponent's
+        hand of each play-out, from a history belief; else the tilted belief deals it)."""
         row_of, cand_of, rollout_of = rollout_layout(search, counts, self.rollouts)
         arrays = EngineState.allocate(row_of.size).arrays()
-        deal_all(observations, row_of, rollout_of, seeds, self.tilt, arrays, self.params)
+        deal_all(observations, row_of, rollout_of, seeds, self.tilt, arrays, self.params, given)
         values = rollout_scores(
             arrays,
             cands[row_of, cand_of],
             observations[row_of, O_SEAT].round().astype(np.int64),
             self.policy,
             self.params,
+            opponent=self.opponent,
         )
         start = 0
         for r in search:
@@ -424,6 +494,11 @@ class SearchAgent(Agent):
                 f"observation row {int(bad[0])} was made under other rules than this search agent's "
                 f"({self.rules}): build SearchAgent(rules=...) with the rules of the match"
             )
+
+
+def discard_phase(action_masks: np.ndarray) -> np.ndarray:
+    """bool per row: the row's decision is a discard (some discard or knock is legal; actions DISCARD_BASE on)."""
+    return action_masks[:, DISCARD_BASE:].any(axis=1)
 
 
 def knock_legal(action_masks: np.ndarray) -> np.ndarray:
