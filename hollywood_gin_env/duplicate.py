@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from hollywood_gin_env.agents import AgentProtocol
-from hollywood_gin_env.agents.belief import HistoryRecorder
 from hollywood_gin_env.engine import Engine, as_actions
+from hollywood_gin_env.history import HistoryRecorder
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed

@@ -39,8 +39,17 @@ def bot_advice(game: Game, player: int, agent: Any) -> str:
         probs = np.asarray(probabilities(obs["observation"][None], obs["action_mask"][None]), dtype=np.float64)[0]
         best = [int(a) for a in np.argsort(-probs, kind="stable")[:TOP_ACTIONS] if probs[a] > 0]
         return f"{agent_label(agent.name)} would: " + ", ".join(f"{action_words(a, game)} {probs[a]:.0%}" for a in best)
-    action = int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])
-    return f"{agent_label(agent.name)} would {action_words(action, game)}."
+    return f"{agent_label(agent.name)} would {action_words(agent_choice(agent, game, player), game)}."
+
+
+def agent_choice(agent: Any, game: Game, player: int) -> int:
+    """The agent's action for `player` at the game's position (with the hand's history, for an agent that reads it:
+    its `needs_history`)."""
+    obs = game.observation(player)
+    batch = (obs["observation"][None], obs["action_mask"][None])
+    if getattr(agent, "needs_history", False) is True:
+        return int(np.asarray(agent.act(*batch, [game.history(player)]))[0])
+    return int(np.asarray(agent.act(*batch))[0])
 
 
 def deadwood_lines(game: Game, player: int) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.game import Game
-from hollywood_gin_env.hints import agent_label, hint_lines
+from hollywood_gin_env.hints import agent_choice, agent_label, hint_lines
 from hollywood_gin_env.userfiles import read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
@@ -138,8 +138,7 @@ class Session:
             raise SessionError("It is not the bot's turn.")
         if hasattr(self.agent, "reset"):
             self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
-        obs = self.game.observation(1 - self.human)
-        self._step(int(self.agent.act(obs["observation"][None], obs["action_mask"][None])[0]))
+        self._step(agent_choice(self.agent, self.game, 1 - self.human))
 
     def _step(self, action: int) -> None:
         events = self.game.events

@@ -29,12 +29,13 @@ from typing import NamedTuple
 import numpy as np
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, belief_with_retries
+from hollywood_gin_env.agents.belief import belief_with_retries
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, W_GIN_HOLD
 from hollywood_gin_env.agents.search import consistent, deal_all
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.history import HandHistory, HistoryRecorder
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.observation import O_OPP_DISCARDED, O_OPP_TOOK, O_SEAT, O_UNSEEN, OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules

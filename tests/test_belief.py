@@ -15,9 +15,10 @@ import pytest
 
 import hollywood_gin_env.agents.belief as belief_module
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent
-from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder, draw_hands, replay_mismatches, sample_belief
+from hollywood_gin_env.agents.belief import draw_hands, replay_mismatches, sample_belief
 from hollywood_gin_env.cards import NUM_CARDS, parse_cards
 from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.history import HandHistory, HistoryRecorder
 from hollywood_gin_env.melds import min_deadwood_mask
 from hollywood_gin_env.observation import (
     O_HAND,

@@ -790,3 +790,41 @@ def test_str_shows_both_hands_and_the_sheet():
     assert set(cards_str(game.hand(0) + game.hand(1)).split()) <= set(text.split())
     for line in ("G1: P0   0 (0)   P1  36 (1)   open", "G2: P0   0 (0)   P1   0 (0)   open", "G3:"):
         assert line in text
+
+
+def test_a_players_history_is_the_hand_so_far_from_its_seat_and_starts_again_each_deal():
+    """Game.history(p): p's dealt hand, the dealer and the upcard of the current deal, then every action since it in
+    order, with the stock card p drew (its own draws and the draw forced after two passes) and -1 elsewhere."""
+    game = Game(seed=9)
+    rng = np.random.default_rng(1)
+    deals = 0
+    while not game.done and deals < 3:
+        for player in (0, 1):
+            history = game.history(player)
+            deal = max(i for i, e in enumerate(game.events) if e["type"] == "deal")
+            events = game.events[deal + 1 :]
+            assert (history.viewer, history.dealer, history.upcard) == (
+                player,
+                game.dealer,
+                game.events[deal]["upcard"],
+            )
+            assert history.hand == sum(1 << c for c in game.events[deal]["hands"][player])
+            assert history.actions == [e["action"] for e in events if "action" in e]
+            drawn = []
+            for i, e in enumerate(events):
+                if "action" not in e:
+                    continue
+                after = events[i + 1] if i + 1 < len(events) else {}
+                if e["type"] == "draw" and e["source"] == "stock":
+                    drawn.append(e["card"] if e["player"] == player else -1)
+                elif e["type"] == "pass" and after.get("type") == "draw" and "action" not in after:
+                    drawn.append(after["card"] if after["player"] == player else -1)
+                else:
+                    drawn.append(-1)
+            assert history.drawn == drawn
+        hand = game.hand_number
+        game.step(int(rng.choice(game.legal_actions())))
+        deals += game.hand_number != hand
+    assert deals == 3  # three deals seen: the history started again at each
+    with pytest.raises(ValueError, match="player=2"):
+        game.history(2)

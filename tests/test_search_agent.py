@@ -8,11 +8,11 @@ import pytest
 
 from hollywood_gin_env import Rules
 from hollywood_gin_env.agents import ExpertAgent, load_agent
-from hollywood_gin_env.agents.belief import HandHistory, HistoryRecorder
 from hollywood_gin_env.agents.search import BELIEF_OPTIONS, SearchAgent, confident_best, deal_all, parse_search_spec
 from hollywood_gin_env.duplicate import play_chunk
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.envs import SelfPlayVectorEnv
+from hollywood_gin_env.history import HandHistory, HistoryRecorder
 from hollywood_gin_env.observation import O_SEAT, OBS_LAYOUT, OBS_SIZE, encode_kernel, encode_rows
 from hollywood_gin_env.state import DISCARD_BASE, KNOCK_BASE, M_PLAYER, M_STOCK_POS, NUM_ACTIONS, EngineState
 

@@ -12,7 +12,8 @@ The history. One observation holds the opponent's discards, takes and declines a
 of its discards followed a draw; so the belief reads a `HandHistory`: the viewer's seat, the dealer, the viewer's
 dealt hand and the upcard, then every action of the hand in order (both players'), with the card the viewer drew
 when an action drew it one (the viewer's own draw, or the draw forced on it after two passes). Nothing else: no card
-the viewer never saw. `HistoryRecorder` keeps one per match of an `Engine` as it is stepped.
+the viewer never saw. `HistoryRecorder` keeps one per match of an `Engine` as it is stepped (both in
+hollywood_gin_env/history.py, below the envs, which keep one for an opponent that reads it).
 
 The sampler (sequential importance resampling over the hand). The unknown cards are those the viewer neither was
 dealt, drew, nor saw as the upcard; before any action, every way of dealing them to the opponent's hand, its stock
@@ -68,8 +69,9 @@ import numpy as np
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, expert_row
 from hollywood_gin_env.bits import count_bits
-from hollywood_gin_env.cards import FULL_DECK_MASK, NUM_CARDS
+from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import overflow_ok
+from hollywood_gin_env.history import HandHistory
 from hollywood_gin_env.kernels import new_match_kernel, step_match
 from hollywood_gin_env.observation import O_SEAT, OBS_SIZE, encode_match
 from hollywood_gin_env.rules import Rules
@@ -90,9 +92,6 @@ from hollywood_gin_env.state import (
     PHASE_DRAW,
     PHASE_OFFER_DEALER,
     PHASE_OFFER_NONDEALER,
-    PHASE_OVER,
-    S_DRAWN,
-    S_HAND_OVER,
     UPCARD_POS,
     EngineState,
     named,
@@ -112,54 +111,13 @@ MAX_RETRY_PARTICLES = 8192  # belief_with_retries doubles the particles up to th
 MAX_MOVES = 64  # Metropolis moves a belief may make
 
 
-class HandHistory:
-    """The public record of one hand as one player (the viewer) saw it (module docstring)."""
-
-    def __init__(self, viewer: int, dealer: int, hand: int, upcard: int) -> None:
-        if viewer not in (0, 1) or dealer not in (0, 1):
-            raise ValueError(f"viewer={viewer!r} and dealer={dealer!r} must each be 0 or 1")
-        hand, upcard = int(hand), int(upcard)
-        if not 0 <= hand <= FULL_DECK_MASK or bin(hand).count("1") != HAND_SIZE:
-            raise ValueError(f"hand={hand:#x} must be a mask of {HAND_SIZE} cards")
-        if not 0 <= upcard < NUM_CARDS or (hand >> upcard) & 1:
-            raise ValueError(f"upcard={upcard!r} must be a card id (0..51) outside the hand")
-        self.viewer, self.dealer, self.hand, self.upcard = viewer, dealer, hand, upcard
-        self.actions: list[int] = []
-        self.drawn: list[int] = []  # per action: the card it drew for the viewer, else -1
-
-    def add(self, action: int, drawn: int = -1) -> None:
-        """Append one action of either player (and the card it drew for the viewer, if it drew the viewer one)."""
-        if not 0 <= int(action) < NUM_ACTIONS or not -1 <= int(drawn) < NUM_CARDS:
-            raise ValueError(f"action={action!r} must lie in 0..{NUM_ACTIONS - 1} and drawn={drawn!r} in -1..51")
-        self.actions.append(int(action))
-        self.drawn.append(int(drawn))
-
-    def copy(self) -> HandHistory:
-        """An independent copy (the recorder keeps appending to the original)."""
-        twin = HandHistory(self.viewer, self.dealer, self.hand, self.upcard)
-        twin.actions, twin.drawn = list(self.actions), list(self.drawn)
-        return twin
-
-    def events(self) -> np.ndarray:
-        """int64[K, 2]: (action, card drawn for the viewer or -1) of each action, in order."""
-        return np.array([self.actions, self.drawn], dtype=np.int64).T.reshape(-1, 2).copy()
-
-    def unknown_cards(self) -> int:
-        """Mask of the cards the viewer was never shown: the opponent's dealt hand, its draws and the stock."""
-        known = self.hand | (1 << self.upcard)
-        for card in self.drawn:
-            if card >= 0:
-                known |= 1 << card
-        return FULL_DECK_MASK & ~known
-
-
 def check_histories(histories: object, observations: np.ndarray) -> None:
     """ValueError unless `histories` holds one `HandHistory` per observation row, each seen from that row's seat."""
     rows = observations.shape[0]
     if histories is None or isinstance(histories, (str, bytes)) or not hasattr(histories, "__len__"):
         raise ValueError(
             f"histories={histories!r}: this agent reads the hand's history; give one HandHistory per row "
-            "(HistoryRecorder keeps them; evaluate.py does)"
+            "(hollywood_gin_env.history.HistoryRecorder keeps them; evaluate.py and the envs do)"
         )
     if len(histories) != rows:
         raise ValueError(f"histories: {len(histories)} given for {rows} observation rows; give one per row")
@@ -185,52 +143,6 @@ def choice_probabilities(agent) -> Callable[[np.ndarray, np.ndarray], np.ndarray
         return out
 
     return one_hot
-
-
-class HistoryRecorder:
-    """One `HandHistory` per match of an `Engine`, for the seat viewers[m]; call `step` instead of engine.step (or
-    `record` after it: two recorders, one per seat, can follow one engine) and `begin` after engine.new_matches."""
-
-    def __init__(self, engine, viewers: np.ndarray) -> None:
-        self.engine = engine
-        self.viewers = np.asarray(viewers, dtype=np.int64)
-        if self.viewers.shape != (engine.num_matches,) or not np.isin(self.viewers, (0, 1)).all():
-            raise ValueError(f"viewers must hold 0 or 1 for each of the {engine.num_matches} matches")
-        self.histories: list[HandHistory | None] = [None] * engine.num_matches
-        self.begin(np.ones(engine.num_matches, dtype=np.bool_))
-
-    def begin(self, selected: np.ndarray) -> None:
-        """Start the histories of the selected matches at their current deal (just dealt, nothing played)."""
-        s = self.engine.state
-        for m in np.flatnonzero(selected):
-            if s.match[m, M_PHASE] == PHASE_OVER:
-                self.histories[m] = None
-                continue
-            viewer = int(self.viewers[m])
-            self.histories[m] = HandHistory(
-                viewer, int(s.match[m, M_DEALER]), int(s.hands[m, viewer]), int(s.pile[m, 0])
-            )
-
-    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
-        """engine.step(actions, active), each action recorded; a match whose hand ended starts its next history."""
-        self.engine.step(actions, active)
-        self.record(actions, active)
-
-    def record(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
-        """Record the step the engine has just taken with these arguments (`step` without the stepping)."""
-        engine = self.engine
-        s = engine.state
-        active = np.ones(engine.num_matches, dtype=np.bool_) if active is None else np.asarray(active, dtype=np.bool_)
-        ended = np.zeros(engine.num_matches, dtype=np.bool_)
-        for m in np.flatnonzero(active & ~engine.illegal):
-            if s.last_step[m, S_HAND_OVER] == 1:
-                ended[m] = True
-                continue
-            drawn = int(s.last_step[m, S_DRAWN])
-            # after a draw the drawer is to discard: the card is the viewer's to know only if it drew it
-            mine = drawn >= 0 and s.match[m, M_PLAYER] == self.viewers[m]
-            self.histories[m].add(int(actions[m]), drawn if mine else -1)
-        self.begin(ended)
 
 
 class Belief(NamedTuple):
