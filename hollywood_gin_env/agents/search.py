@@ -13,8 +13,8 @@ beats the default's by more than `z` standard errors of their paired differences
 
 Candidates: the base's action; in the discard phase, `expert`'s action, the legal knock that leaves the least
 deadwood and the `candidates` discards `expert` scores best; in the other phases every legal action (take, pass,
-draw). With `decisions="knock"` only the decisions where a knock is legal are searched; the others get the base's
-action.
+draw). With `decisions="knock"` only the decisions where a knock is legal are searched, with `decisions="discard"`
+only the discard phase's (knock-legal decisions and plain discards); the others get the base's action.
 
 The belief: drawn uniformly, the opponent's unknown cards rarely form melds, so its sampled hand holds far more
 deadwood than a real one late in the hand and knocking looks safer than it is. `tilt` > 0 weights each sampled hand
@@ -22,12 +22,21 @@ by exp(-tilt * its deadwood), by `BELIEF_SWAPS` Metropolis swaps between the opp
 (`tilted_hand`); 0 is the uniform draw. The default, 0.25, was measured better than uniform at knock-legal
 decisions and level with it elsewhere (docs/EVALUATION.md).
 
-The agent reads only the observation and the mask (never the engine of the match it plays in); the engine it
-rolls out in is its own. The rules it rolls out are `rules` (default: the standard ones): each observation's rules
-block must agree with them. Randomness: each row's determinisations are seeded from the agent's seed and the row's
-observation, so the same position gets the same decision whatever batch it arrives in (the same results with any
-number of evaluation workers). Memory: a call's rollouts are played `MAX_ROLLOUT_MATCHES` at a time (whole rows per
-batch, so the decisions do not depend on the bound).
+History beliefs (`belief="self"` or `"expert"`; default `"tilted"`, the above). These read the hand's history as
+well (agents/belief.py: every action of the hand in order, a `HandHistory` per row, which `act` then takes as its
+third argument; `needs_history` is True and evaluate.py, the envs' `opponent=` and the card table hand it one):
+`sample_belief` weighs deals by how well an opponent model explains the opponent's every decision, and the
+play-outs let that model play the opponent's seat. `self`: the rollout policy is the model (its masked softmax, or
+its one-hot choice for a heuristic; eps 0.1, 512 particles, 16 moves: `BELIEF_OPTIONS`), for any opponent; `expert`:
+the `expert` heuristic is the model and plays the opponent (belief.MEASURED), opponent-specific. Each searched row
+costs a belief (about 2 s on one core for `self`) before its play-outs.
+
+The agent reads only the observation and the mask, and with a history belief the history (never the engine of the
+match it plays in); the engine it rolls out in is its own. The rules it rolls out are `rules` (default: the standard
+ones): each observation's rules block must agree with them. Randomness: each row's determinisations (and belief)
+are seeded from the agent's seed and the row's observation, so the same position gets the same decision whatever
+batch it arrives in (the same results with any number of evaluation workers). Memory: a call's rollouts are played
+`MAX_ROLLOUT_MATCHES` at a time (whole rows per batch, so the decisions do not depend on the bound).
 """
 
 from __future__ import annotations
