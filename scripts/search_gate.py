@@ -23,8 +23,11 @@ own seat and `expert` the opponent's (`rollout_scores` with `opponent`); its val
   tilt 0.25), `expert` (agents/belief.py, model=expert, its measured options unless `--particles`, `--eps`,
   `--moves`, `--final-eps` say otherwise: opponent-specific, the model of this very opponent), `true` (the true
   hand with other stock orders than the labels': the ceiling no belief passes, what knowing the opponent's hand would
-  give) and `self` (model=self: the bot's own policy as the model of the opponent, `--self-eps`, `--self-moves`:
-  the belief the issue asks for against any opponent).
+  give), `self` (model=self: the bot's own policy as the model of the opponent, `--self-eps`, `--self-moves`:
+  the belief the issue asks for against any opponent; its play-outs still let `expert` play the opponent) and
+  `self-bot` (the same belief, the same deals, and the bot playing the opponent in the play-outs as well: what
+  `search:belief=self,policy=bot,base=bot,decisions=discard` does, knowing nothing of `expert`). A belief's deals
+  are seeded by its place in `--beliefs`.
 
 The gain of a choice is its candidate's label minus the bot's action's label (0 where the search keeps the bot's
 action); printed per kind and belief with its standard error over positions, and the share of positions where the
@@ -69,7 +72,9 @@ from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import EngineState
 from hollywood_gin_env.threads import pool
 
-BELIEFS = ("tilted", "expert", "true", "self")  # in this order: a belief's deals are seeded by its place
+BELIEFS = ("tilted", "expert", "true", "self", "self-bot")
+#: The beliefs whose play-outs let the bot play the opponent's seat too (the others: `expert`, the true opponent).
+BOT_PLAYS_OPPONENT = ("self-bot",)
 TILT = 0.25
 
 
@@ -84,19 +89,31 @@ def belief_hands(name: str, position: Position, count: int, seed: int, options: 
     expert and self beliefs with options[name] (sample_belief's)."""
     if name == "true":
         return np.full(count, position.true_hand, dtype=np.int64)
-    if name in ("expert", "self"):
-        belief, _ = belief_with_retries(position.history, seed, **options[name])
+    if name in ("expert", "self", "self-bot"):
+        belief, _ = belief_with_retries(position.history, seed, **options["self" if name == "self-bot" else name])
         hands, _ = draw_hands(belief, count, seed=seed)
         return hands.astype(np.int64)
     return None
 
 
-def play(parts: list[tuple], cands: np.ndarray, counts: np.ndarray, bot, opponent, params, threads) -> list:
-    """Values (candidates x deals) of every part: (row, observation, seed, tilt, hands or None, deals)."""
-    sizes = [int(counts[row]) * deals for row, _, _, _, _, deals in parts]
+def play(parts: list[tuple], cands: np.ndarray, counts: np.ndarray, bot, params, threads) -> list:
+    """Values (candidates x deals) of every part: (row, observation, seed, tilt, hands or None, deals, the agent
+    that plays the opponent's seat), the parts with the same opponent played out together."""
+    out: list = [None] * len(parts)
+    for opponent in {id(part[6]): part[6] for part in parts}.values():
+        mine = [k for k, part in enumerate(parts) if part[6] is opponent]
+        values = play_against([parts[k] for k in mine], cands, counts, bot, opponent, params, threads)
+        for k, value in zip(mine, values, strict=True):
+            out[k] = value
+    return out
+
+
+def play_against(parts: list[tuple], cands: np.ndarray, counts: np.ndarray, bot, opponent, params, threads) -> list:
+    """`play`'s values of parts that share one opponent."""
+    sizes = [int(counts[row]) * deals for row, _, _, _, _, deals, _ in parts]
     state = EngineState.allocate(sum(sizes))
     arrays, firsts, seats, start = state.arrays(), np.zeros(sum(sizes), dtype=np.int64), np.zeros(sum(sizes)), 0
-    for (row, obs, seed, tilt, hands, deals), size in zip(parts, sizes, strict=True):
+    for (row, obs, seed, tilt, hands, deals, _), size in zip(parts, sizes, strict=True):
         view = tuple(a[start : start + size] for a in arrays)
         n = int(counts[row])
         rollout_of = np.tile(np.arange(deals), n)  # candidate-major: the same deals for every candidate
@@ -108,7 +125,7 @@ def play(parts: list[tuple], cands: np.ndarray, counts: np.ndarray, bot, opponen
         start += size
     values = rollout_scores(arrays, firsts, seats.astype(np.int64), bot, params, threads, opponent=opponent)
     out, start = [], 0
-    for (row, _, _, _, _, deals), size in zip(parts, sizes, strict=True):
+    for (row, _, _, _, _, deals, _), size in zip(parts, sizes, strict=True):
         out.append(values[start : start + size].reshape(int(counts[row]), deals))
         start += size
     return out
@@ -198,17 +215,24 @@ def main() -> None:
             if not consistent(position.obs):
                 raise AssertionError(f"position {i}: the observation's unseen cards do not add up")
             label_hands = np.full(args.labels, position.true_hand, dtype=np.int64)
-            parts.append((i, position.obs, deal_seed(args.search_seed, i, 0), 0.0, label_hands, args.labels))
+            seed = deal_seed(args.search_seed, i, 0)
+            parts.append((i, position.obs, seed, 0.0, label_hands, args.labels, opponent))
             owners.append((i, "labels"))
+            drawn: dict[str, np.ndarray | None] = {}  # self and self-bot share one belief (the same options and seed)
             for b, name in enumerate(beliefs):
                 deals = args.true_budget if name == "true" else args.budget
+                model = "self" if name == "self-bot" else name
                 t0 = time.perf_counter()
-                hands = belief_hands(name, position, deals, args.search_seed * 1_000_003 + i, options)
-                seconds[f"belief {name}"] = seconds.get(f"belief {name}", 0.0) + time.perf_counter() - t0
-                parts.append((i, position.obs, deal_seed(args.search_seed, i, 1 + b), TILT, hands, deals))
+                if model not in drawn:
+                    drawn[model] = belief_hands(name, position, deals, args.search_seed * 1_000_003 + i, options)
+                seconds[f"belief {model}"] = seconds.get(f"belief {model}", 0.0) + time.perf_counter() - t0
+                against = bot if name in BOT_PLAYS_OPPONENT else opponent
+                parts.append(
+                    (i, position.obs, deal_seed(args.search_seed, i, 1 + b), TILT, drawn[model], deals, against)
+                )
                 owners.append((i, name))
         t0 = time.perf_counter()
-        values = play(parts, cands, counts, bot, opponent, params, threads)
+        values = play(parts, cands, counts, bot, params, threads)
         seconds["play-outs"] += time.perf_counter() - t0
         by_position: dict[int, dict[str, np.ndarray]] = {}
         for (i, name), v in zip(owners, values, strict=True):

@@ -393,7 +393,7 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
     for record in records:
         labels = record["labels"]
         assert len(labels) == record["candidates"] >= 2
-        for name in ("tilted", "expert", "true", "self"):
+        for name in ("tilted", "expert", "true", "self", "self-bot"):
             gain = record[f"{name}@0"]
             if record[f"{name}@0/changed"]:
                 assert any(abs(gain - (label - labels[0])) < 1e-9 for label in labels[1:])
