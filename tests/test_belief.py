@@ -433,3 +433,16 @@ def test_the_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
     monkeypatch.setattr(belief_module, "MAX_RETRY_PARTICLES", 1024)
     with pytest.raises(ValueError, match="no particle"):
         belief_module.belief_with_retries(None, 0, particles=512, model="expert")
+
+
+def test_the_gate_records_in_the_repository_are_reports_the_script_reads_and_resumes():
+    """docs/data's gate records (what docs/EVALUATION.md cites and a later run resumes from) are reports of
+    search_gate.py: --report-only prints both kinds from each, and their options are the documented run's."""
+    root = Path(__file__).resolve().parents[1]
+    for name, belief in (("gate13_selfbot.json", "self-bot"), ("gate13_self.json", "self")):
+        path = root / "docs" / "data" / name
+        done = _run_script("search_gate.py", "--report-only", "--out", str(path))
+        assert done.returncode == 0, done.stderr
+        assert "knock-legal: " in done.stdout and "discard: " in done.stdout and f"{belief}@2" in done.stdout
+        args = json.loads(path.read_text())["args"]
+        assert (args["seed"], args["budget"], args["beliefs"], args["self_eps"]) == (13, 1000, belief, 0.1)
