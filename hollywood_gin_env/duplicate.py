@@ -34,7 +34,7 @@ import numpy as np
 
 from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.engine import Engine, as_actions
-from hollywood_gin_env.history import HistoryRecorder
+from hollywood_gin_env.history import HistoryRecorder, reads_history
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed
@@ -143,11 +143,6 @@ def duplicate_deals(
     dealers = (halves[first % 2 : first % 2 + last - first] >> np.uint64(31)).astype(np.int64)
     seat_a = np.tile(np.array([0, 1], dtype=np.int64), last - first)
     return np.repeat(seeds, 2), np.repeat(dealers, 2), seat_a
-
-
-def reads_history(agent: object) -> bool:
-    """True for an agent whose `act` takes the hand's histories (`needs_history`: the search with a history belief)."""
-    return getattr(agent, "needs_history", False) is True
 
 
 def _choose(

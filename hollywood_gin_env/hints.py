@@ -13,6 +13,7 @@ import numpy as np
 
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.commands import action_words
+from hollywood_gin_env.history import reads_history
 from hollywood_gin_env.melds import min_deadwood
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
@@ -47,7 +48,7 @@ def agent_choice(agent: Any, game: Game, player: int) -> int:
     its `needs_history`)."""
     obs = game.observation(player)
     batch = (obs["observation"][None], obs["action_mask"][None])
-    if getattr(agent, "needs_history", False) is True:
+    if reads_history(agent):
         return int(np.asarray(agent.act(*batch, [game.history(player)]))[0])
     return int(np.asarray(agent.act(*batch))[0])
 

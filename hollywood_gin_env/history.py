@@ -26,6 +26,11 @@ from hollywood_gin_env.state import (
 )
 
 
+def reads_history(agent: object) -> bool:
+    """True for an agent whose `act` takes one `HandHistory` per row as a third argument (its `needs_history`)."""
+    return getattr(agent, "needs_history", False) is True
+
+
 class HandHistory:
     """The public record of one hand as one player (the viewer) saw it (module docstring)."""
 

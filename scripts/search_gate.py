@@ -89,8 +89,8 @@ def belief_hands(name: str, position: Position, count: int, seed: int, options: 
     expert and self beliefs with options[name] (sample_belief's)."""
     if name == "true":
         return np.full(count, position.true_hand, dtype=np.int64)
-    if name in ("expert", "self", "self-bot"):
-        belief, _ = belief_with_retries(position.history, seed, **options["self" if name == "self-bot" else name])
+    if name in ("expert", "self"):
+        belief, _ = belief_with_retries(position.history, seed, **options[name])
         hands, _ = draw_hands(belief, count, seed=seed)
         return hands.astype(np.int64)
     return None
@@ -224,7 +224,7 @@ def main() -> None:
                 model = "self" if name == "self-bot" else name
                 t0 = time.perf_counter()
                 if model not in drawn:
-                    drawn[model] = belief_hands(name, position, deals, args.search_seed * 1_000_003 + i, options)
+                    drawn[model] = belief_hands(model, position, deals, args.search_seed * 1_000_003 + i, options)
                 seconds[f"belief {model}"] = seconds.get(f"belief {model}", 0.0) + time.perf_counter() - t0
                 against = bot if name in BOT_PLAYS_OPPONENT else opponent
                 parts.append(

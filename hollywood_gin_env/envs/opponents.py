@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from hollywood_gin_env.history import reads_history
+
 #: act(observations float32[B, D], action_masks int8[B, 107]) -> int64[B] actions.
 ActFn = Callable[[np.ndarray, np.ndarray], Any]
 
@@ -32,7 +34,7 @@ def resolve_opponent(
     act = getattr(agent, "act", None)
     if callable(act):
         reseed = getattr(agent, "reset", None)
-        return act, reseed if callable(reseed) else None, getattr(agent, "needs_history", False) is True
+        return act, reseed if callable(reseed) else None, reads_history(agent)
     if callable(agent):
         return agent, None, False
     raise ValueError(
