@@ -317,7 +317,7 @@ def print_report(report: dict, beliefs: list[str], zs: list[float]) -> None:
         if not rows:
             continue
         print(f"\n{kind}: {len(rows)} positions, {np.mean([r['candidates'] for r in rows]):.2f} candidates")
-        print(f"{'search':<16} {'gain (points)':>18} {'changed':>8}")
+        print(f"{'search':<16} {'gain (points)':>18} {'changed':>8} {'gain where changed':>20}")
         best = summarise([r["best label"] for r in rows])
         print(f"{'best label':<16} {best[0]:>+9.3f} ± {best[1]:.3f} {'':>8}  (the labels' own best: biased up)")
         for name in beliefs:
@@ -325,8 +325,11 @@ def print_report(report: dict, beliefs: list[str], zs: list[float]) -> None:
                 key = f"{name}@{z:g}"
                 mean, error = summarise([r[key] for r in rows])
                 changed = np.mean([r[f"{key}/changed"] for r in rows])
-                report[f"{kind}/{key}"] = {"gain": mean, "error": error, "changed": float(changed)}
-                print(f"{key:<16} {mean:>+9.3f} ± {error:.3f} {changed:>8.2f}")
+                # An unbiased search gains where it overrides the bot at z > 0; a loss there is its model's bias.
+                where = summarise([r[key] for r in rows if r[f"{key}/changed"]])
+                cell = {"gain": mean, "error": error, "changed": float(changed), "where changed": where}
+                report[f"{kind}/{key}"] = cell
+                print(f"{key:<16} {mean:>+9.3f} ± {error:.3f} {changed:>8.2f} {where[0]:>+11.3f} ± {where[1]:.3f}")
         print_by_age(rows, beliefs, max(zs))
     print(f"\ntotal {report['total_s']:.0f} s; " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
 

@@ -351,8 +351,9 @@ def test_the_search_gate_resumes_only_a_report_of_the_same_options(tmp_path):
 
 
 def test_the_search_gate_reports_a_saved_run_by_kind_and_hand_age_without_playing(tmp_path):
-    """--report-only prints each kind's mean gain with its standard error, split by the hand's age, from --out's
-    records alone; a file that is not such a report is refused by name."""
+    """--report-only prints each kind's mean gain with its standard error, the mean gain where the search changed the
+    bot's choice, and the split by the hand's age, from --out's records alone; a file that is not such a report is
+    refused by name."""
     out = tmp_path / "gate.json"
 
     def record(kind: str, actions: int, gain: float) -> dict:
@@ -367,9 +368,10 @@ def test_the_search_gate_reports_a_saved_run_by_kind_and_hand_age_without_playin
     assert done.returncode == 0, done.stderr
     printed = " ".join(done.stdout.split())
     assert "knock-legal: 2 positions" in printed and "discard: 2 positions" in printed
-    assert "self@2 +1.000 ± 1.000 0.50" in printed  # the knock's two gains: 2 and 0, one changed
+    assert "self@2 +1.000 ± 1.000 0.50 +2.000 ± nan" in printed  # the knock's two gains: 2 and 0, one changed
     assert "actions 24-35 2 positions: self@2 +1.000 ± 1.000" in printed
-    assert "self@2 +0.000 ± 1.000 1.00 actions 0-11 2 positions: self@2 +0.000 ± 1.000" in printed  # 1 and -1
+    # the discards' gains 1 and -1, both changed
+    assert "self@2 +0.000 ± 1.000 1.00 +0.000 ± 1.000 actions 0-11 2 positions: self@2 +0.000 ± 1.000" in printed
     out.write_text(json.dumps({**report, "positions": [{"kind": "bluff"}]}))
     done = _run_script("search_gate.py", "--report-only", "--out", str(out))
     assert done.returncode == 2 and "not a report" in done.stderr
