@@ -54,6 +54,10 @@ def _two() -> list[int]:
     return [0, 0]
 
 
+def _two_times() -> list[float]:
+    return [0.0, 0.0]
+
+
 @dataclass
 class PairRecord:
     """One pair's totals from agent A's side (A = `agent_a`); lists are [A, B]. Chunks add up with `merge`."""
@@ -77,6 +81,7 @@ class PairRecord:
     decisions: list[int] = field(default_factory=_two)
     aborted: int = 0  # matches stopped at the decision cap (module docstring), won by neither
     seconds: float = 0.0  # time spent playing, summed over chunks (wherever they ran)
+    act_seconds: list[float] = field(default_factory=_two_times)  # time inside A's and B's act calls
 
     def merge(self, other: PairRecord) -> PairRecord:
         """Add another chunk's totals of the same pair into this record; returns self."""
@@ -224,7 +229,9 @@ class _Table:
             if rows.size:
                 recorder = self.recorders[side]
                 histories = None if recorder is None else [recorder.histories[m] for m in rows]
+                begin = time.perf_counter()
                 self.actions[rows], bad = _choose(agent, self.obs[rows], self.masks[rows], histories)
+                record.act_seconds[side] += time.perf_counter() - begin
                 record.illegal[side] += bad
                 record.decisions[side] += rows.size
         engine.step(self.actions, active)

@@ -61,6 +61,7 @@ __all__ = [
     "round_robin",
     "summarize_pair",
     "wilson_interval",
+    "without_timing",
 ]
 
 
@@ -124,7 +125,26 @@ def summarize_pair(record: PairRecord) -> dict[str, Any]:
         "decisions": list(record.decisions),
         "aborted_matches": record.aborted,
         "seconds": round(record.seconds, 2),
+        "act_seconds": [round(t, 3) for t in record.act_seconds],
+        "decisions_per_second": [_rate(d, t) for d, t in zip(record.decisions, record.act_seconds, strict=True)],
     }
+
+
+def _rate(decisions: int, seconds: float) -> float | None:
+    """Decisions per second of an agent's own time (None where it made none or took no measurable time)."""
+    return decisions / seconds if decisions and seconds > 0 else None
+
+
+#: The report's figures that are times: the only ones two runs of the same seed may differ in.
+TIMING_KEYS = ("seconds", "act_seconds", "decisions_per_second")
+
+
+def without_timing(report: dict[str, Any]) -> dict[str, Any]:
+    """The report (or one pair's summary) less its times, to compare two runs of the same seed; a copy."""
+    strip = lambda d: {k: v for k, v in d.items() if k not in TIMING_KEYS}  # noqa: E731
+    if "pairs" not in report:
+        return strip(report)
+    return {**report, "pairs": [strip(p) for p in report["pairs"]], "ratings": [strip(r) for r in report["ratings"]]}
 
 
 def _chunk_jobs(
@@ -323,10 +343,16 @@ def round_robin(
     for (i, j), summary in zip(index, pairs, strict=True):
         wins[i, j], wins[j, i] = summary["match_wins_a"], num_matches - summary["match_wins_a"]
     ratings, errors = bradley_terry(wins)
+    # each agent's own speed over all its pairs: decisions made and the time inside its act calls
+    made, took = np.zeros(len(specs)), np.zeros(len(specs))
+    for (i, j), record in zip(index, records, strict=True):
+        made[[i, j]] += record.decisions
+        took[[i, j]] += record.act_seconds
     rated = [
-        {"agent": name, "rating": float(r), "se": float(e), "ci95": [float(r - Z95 * e), float(r + Z95 * e)]}
-        for name, r, e in zip(names, ratings, errors, strict=True)
-    ]
+        {"agent": name, "rating": float(r), "se": float(e), "ci95": [float(r - Z95 * e), float(r + Z95 * e)],
+         "decisions_per_second": _rate(int(d), float(t))}
+        for name, r, e, d, t in zip(names, ratings, errors, made, took, strict=True)
+    ]  # fmt: skip
     return {
         "seed": seed,
         "matches_per_pair": num_matches,
@@ -396,11 +422,15 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [f"{report['matches_per_pair']} matches per pair (duplicate deals), seed {report['seed']}"]
     lines += _table(labels, width, RESULT_COLUMNS, [_result_cells(p) for p in pairs])
     lines += [""] + _table(labels, width, PLAY_COLUMNS, [_play_cells(p) for p in pairs])
-    name_width = max([20] + [len(r["agent"]) + 2 for r in report["ratings"]])
+    title = "rating (Bradley-Terry, Elo scale, mean 0)"
+    name_width = max([len(title) - 10] + [len(r["agent"]) + 2 for r in report["ratings"]])
     if report["ratings"]:  # an interrupted run reports its finished pairs only, without ratings
-        lines += ["", f"{'rating (Bradley-Terry, Elo scale, mean 0)':<{name_width + 10}}   95% interval"]
+        lines += ["", f"{title:<{name_width + 10}}   {'95% interval':<16}{'decisions/s':>11}"]
     for r in sorted(report["ratings"], key=lambda r: -r["rating"]):
-        lines.append(f"  {r['agent']:<{name_width}}{r['rating']:>+8.0f}   [{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]")
+        interval = f"[{r['ci95'][0]:+.0f}, {r['ci95'][1]:+.0f}]"
+        speed = r.get("decisions_per_second")  # absent from reports written before it was measured
+        speed = "" if speed is None else f"{speed:,.0f}" if speed >= 10 else f"{speed:.2g}"
+        lines.append(f"  {r['agent']:<{name_width}}{r['rating']:>+8.0f}   {interval:<16}{speed:>11}")
     if any(sum(p["illegal_actions"]) for p in pairs):
         lines.append(f"WARNING: illegal actions were {ILLEGAL_POLICY} (column 'illegal', A/B)")
     for p in report["pairs"]:

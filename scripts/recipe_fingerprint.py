@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents.policy import read_checkpoint
+from hollywood_gin_env.evaluate import without_timing
 from hollywood_gin_trainer.config import Config, load_config
 from hollywood_gin_trainer.run import TrainingRun
 
@@ -125,18 +126,14 @@ def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
             run.snapshot(update)
             if update % config.eval.every == 0 or update == config.train.updates:
                 run.save(last)
-                results = run.evaluate()  # less each pair's wall time, the one figure no seed fixes
-                evaluations.append({name: _without(summary, "seconds") for name, summary in results.items()})
+                results = run.evaluate()  # less the times, the figures no seed fixes
+                evaluations.append({name: without_timing(summary) for name, summary in results.items()})
                 run.save(last)
         print(f"snapshot matches played: {int(run.pool.played.sum())}", file=sys.stderr)
     finally:
         run.close()
     saved = read_checkpoint(last)["train"]
     return {"weights": saved["model"], "optimizer": saved["optimizer"], "losses": losses, "evaluations": evaluations}
-
-
-def _without(summary: dict[str, Any], key: str) -> dict[str, Any]:
-    return {name: value for name, value in summary.items() if name != key}
 
 
 def fingerprint(tiny: bool = False, env_threads: int = 1, overlap: bool = False) -> dict[str, str]:

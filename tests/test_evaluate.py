@@ -21,6 +21,7 @@ from hollywood_gin_env.evaluate import (
     round_robin,
     summarize_pair,
     wilson_interval,
+    without_timing,
 )
 from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.rules import Rules
@@ -130,10 +131,7 @@ def test_a_wrong_shape_names_the_agent():
 
 def test_same_seed_same_numbers_and_rules_pass_through():
     def numbers(seed):
-        report = round_robin(["greedy", "random"], 12, seed=seed, rules=Rules(game_target=30))
-        for pair in report["pairs"]:
-            pair.pop("seconds")
-        return report
+        return without_timing(round_robin(["greedy", "random"], 12, seed=seed, rules=Rules(game_target=30)))
 
     first = numbers(5)
     assert first == numbers(5)
@@ -221,14 +219,39 @@ def test_any_slice_of_the_deals_equals_the_deals_drawn_all_at_once(num_matches, 
         duplicate_deals(num_matches + 8, seed, 3, 8)
 
 
+def test_each_agent_reports_its_decisions_per_second_of_its_own_time():
+    """The pair's summary times each side's act calls alone: an agent that sleeps 20 ms a call shows at most 50
+    calls' worth of decisions a second and fewer than its quick opponent; the report's ratings give each agent's
+    speed, and without_timing leaves every other figure."""
+    import time
+
+    class Slow(GreedyAgent):
+        name = "slow"
+
+        def act(self, observations, masks):
+            time.sleep(0.02)
+            return super().act(observations, masks)
+
+    summary = summarize_pair(play_pair(Slow(), GreedyAgent(), 2, seed=3, rules=Rules(game_target=30)))
+    slow, quick = summary["decisions_per_second"]
+    decisions = summary["decisions"][0]  # each of A's calls makes at most 2 of them (one a match)
+    assert summary["act_seconds"][0] >= 0.02 * decisions / 2 and slow <= 2 / 0.02 and quick > slow
+    assert slow == pytest.approx(summary["decisions"][0] / summary["act_seconds"][0], rel=1e-2)
+    report = round_robin([Slow(), "greedy"], 2, seed=3, rules=Rules(game_target=30))
+    speeds = {r["agent"]: r["decisions_per_second"] for r in report["ratings"]}
+    assert speeds["greedy"] > speeds["slow"] > 0
+    stripped = without_timing(report)
+    assert "decisions_per_second" not in stripped["ratings"][0] and "seconds" not in stripped["pairs"][0]
+    assert stripped["pairs"][0]["decisions"] == report["pairs"][0]["decisions"]
+
+
 def test_chunks_add_up_to_the_one_batch_totals():
     """Deterministic agents: cutting the pair into chunks of 4 changes nothing but the time."""
     from hollywood_gin_env.agents import ExpertAgent
 
     whole = summarize_pair(play_pair(ExpertAgent(), GreedyAgent(), 24, seed=2, chunk_matches=1000))
     chunked = summarize_pair(play_pair(ExpertAgent(), GreedyAgent(), 24, seed=2, chunk_matches=4))
-    whole.pop("seconds"), chunked.pop("seconds")
-    assert chunked == whole and whole["matches"] == 24 and whole["hands"] > 24
+    assert without_timing(chunked) == without_timing(whole) and whole["matches"] == 24 and whole["hands"] > 24
 
 
 def test_points_standard_error_from_totals_is_the_sample_formula():
@@ -241,7 +264,8 @@ def test_points_standard_error_from_totals_is_the_sample_formula():
 
 
 def test_the_tables_stay_aligned_with_a_long_agent_name():
-    """Every row of both tables ends where its header ends, whatever the names' lengths; the ratings line up."""
+    """Every row of both tables ends where its header ends, whatever the names' lengths; the ratings line up under
+    their headers, each with the agent's decisions per second of its own time."""
     agent = GreedyAgent()
     agent.name = "checkpoint:/home/someone/runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt"
     report = round_robin([agent, "random", "expert"], 4, seed=0, rules=Rules(game_target=30))
@@ -253,6 +277,17 @@ def test_the_tables_stay_aligned_with_a_long_agent_name():
     assert len(set(columns)) == 1 and columns[0] == results[0].index("CI]") + 2
     assert len({line.index("[") for line in ratings}) == 1 and len(ratings) == 3
     assert lines[11].index("95% interval") == ratings[0].index("[")
+    assert {len(line) for line in ratings} == {len(lines[11])} and lines[11].endswith("decisions/s")
+    assert all(float(line.split()[-1].replace(",", "")) > 0 for line in ratings)
+
+
+def test_short_names_line_up_under_the_ratings_headers():
+    """With names shorter than the ratings' title, the ratings and their speeds still sit under their headers."""
+    lines = format_report(round_robin(["greedy", "random"], 2, seed=0, rules=Rules(game_target=30))).splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("rating"))
+    ratings = lines[header + 1 :]
+    assert len(ratings) == 2 and {line.index("[") for line in ratings} == {lines[header].index("95% interval")}
+    assert {len(line) for line in ratings} == {len(lines[header])}
 
 
 def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
