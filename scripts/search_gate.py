@@ -5,7 +5,9 @@ Run: `python scripts/search_gate.py --positions 100 --seed 13 --budget 1000` (do
 With `--out` the report is written after every chunk of positions, and `--resume` goes on from it (the same options
 required: the positions and their seeds are those of one whole run, so the records are too). `--positions` may grow
 on resuming: a run's positions are the first of any longer run's (the matches and draws that find them do not depend
-on how many are wanted), so a gate can be extended a session at a time.
+on how many are wanted), so a gate can be extended a session at a time. `--kinds discard` (or `knock-legal`) plays
+only that kind's positions, e.g. to go on with the one kind whose gate is still open; each record keeps its
+position's index, so its figures are those a run of both kinds gives at that position.
 
 Positions: the bot's discard-phase decisions in its matches against `expert` (belief_probe.collect: every
 knock-legal one and a share of the others, `--positions` of each kind, from `--seed`). Candidates: the bot's action
@@ -149,6 +151,7 @@ def main() -> None:
     parser.add_argument("--final-eps", type=float, help="temper the expert belief's eps to this over its moves")
     parser.add_argument("--self-eps", type=float, default=0.1, help="the self belief's eps (default 0.1)")
     parser.add_argument("--self-moves", type=int, default=16, help="the self belief's moves (default 16)")
+    parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)} (both)")
     parser.add_argument("--chunk", type=int, default=2, help="positions played out at once (default 2)")
     parser.add_argument("--threads", type=int, default=2, help="kernel threads (default 2)")
     parser.add_argument("--out", help="write the per-position figures as JSON here")
@@ -167,6 +170,9 @@ def main() -> None:
     beliefs = [b for b in args.beliefs.split(",") if b]
     if not beliefs or any(b not in BELIEFS for b in beliefs):
         parser.error(f"--beliefs {args.beliefs!r}: use a comma-separated list of {', '.join(BELIEFS)}")
+    kinds = [k for k in args.kinds.split(",") if k]
+    if not kinds or any(k not in KINDS for k in kinds):
+        parser.error(f"--kinds {args.kinds!r}: use a comma-separated list of {', '.join(KINDS)}")
     for name in ("positions", "labels", "budget", "true_budget", "chunk", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number of at least 1")
@@ -193,11 +199,13 @@ def main() -> None:
     found = collect("bot", args.positions, args.seed, 32, 0.1)
     positions = [p for pair in zip(*([p for p in found if p.kind == k] for k in KINDS), strict=True) for p in pair]
     print(f"{len(positions)} positions in {time.perf_counter() - start:.1f} s of play (seed {args.seed})", flush=True)
-    if len(records) > len(positions):
+    done = {position_index(j, r) for j, r in enumerate(records)}
+    if done and max(done) >= len(positions):
         parser.error(
-            f"--positions {args.positions}: {args.out} already holds {len(records)} positions; use at least "
-            f"{(len(records) + 1) // 2}"
+            f"--positions {args.positions}: {args.out} already holds position {max(done)}; use at least "
+            f"{max(done) // 2 + 1}"
         )
+    todo = [i for i, p in enumerate(positions) if i not in done and p.kind in kinds]
     params, threads = Rules().to_params(), pool(args.threads)
     bot, opponent = load_agent("bot", num_threads=args.threads), load_agent("expert", num_threads=args.threads)
     own = {"model": "self", "particles": args.particles, "eps": args.self_eps, "moves": args.self_moves}
@@ -208,9 +216,9 @@ def main() -> None:
     put_first(cands, counts, np.array([p.action for p in positions], dtype=np.int64))
     if not ok.all():
         raise AssertionError("a position's unseen cards do not add up")
-    for lo in range(len(records), len(positions), args.chunk):
+    for lo in range(0, len(todo), args.chunk):
         parts, owners = [], []
-        for i in range(lo, min(lo + args.chunk, len(positions))):
+        for i in todo[lo : lo + args.chunk]:
             position = positions[i]
             if not consistent(position.obs):
                 raise AssertionError(f"position {i}: the observation's unseen cards do not add up")
@@ -239,7 +247,7 @@ def main() -> None:
             by_position.setdefault(i, {})[name] = v
         for i, table in by_position.items():
             label = table["labels"].mean(axis=1)
-            record = {"kind": positions[i].kind, "candidates": int(counts[i]), "labels": label.tolist()}
+            record = {"position": i, "kind": positions[i].kind, "candidates": int(counts[i]), "labels": label.tolist()}
             record["actions"] = int(positions[i].history.events().shape[0])  # the hand's age at the decision
             for name in beliefs:
                 for z in zs:
@@ -248,7 +256,8 @@ def main() -> None:
                     record[f"{name}@{z:g}/changed"] = choice != 0
             record["best label"] = float(label.max() - label[0])
             records.append(record)
-        print(f"{len(records)}/{len(positions)} positions, {time.perf_counter() - start:.0f} s", flush=True)
+        left = len(todo) - lo - len(by_position)
+        print(f"{len(records)} positions done, {left} to go, {time.perf_counter() - start:.0f} s", flush=True)
         elapsed = before + time.perf_counter() - start
         report = {"args": vars(args), "seconds": seconds, "total_s": elapsed, "positions": records}
         if args.out:  # after every chunk, so a stopped run keeps what it measured
@@ -258,8 +267,13 @@ def main() -> None:
 
 
 #: The options that do not change what a run measures: a run may go on with other values of them (`positions`: a
-#: run's positions are the first of a longer run's).
-FREE_OPTIONS = ("positions", "chunk", "threads", "out", "resume")
+#: run's positions are the first of a longer run's; `kinds`: each position's figures are the same either way).
+FREE_OPTIONS = ("positions", "kinds", "chunk", "threads", "out", "resume")
+
+
+def position_index(place: int, record: dict) -> int:
+    """The index of a record's position among the run's; records written before it was kept are in that order."""
+    return int(record.get("position", place))
 
 
 def resumed(args: argparse.Namespace) -> tuple[list, dict, float]:

@@ -326,12 +326,14 @@ def _run_script(name: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_search_gate_refuses_an_unknown_belief_by_name():
-    """scripts/search_gate.py --beliefs names the bad belief and the ones allowed, --self-moves a count out of
-    range, and exits with an error."""
+def test_the_search_gate_refuses_an_unknown_belief_or_kind_by_name():
+    """scripts/search_gate.py --beliefs names the bad belief and the ones allowed, --kinds the bad kind and the
+    ones allowed, --self-moves a count out of range, and exits with an error."""
     done = _run_script("search_gate.py", "--beliefs", "tilted,psychic")
     assert done.returncode == 2
     assert "psychic" in done.stderr and "expert" in done.stderr
+    done = _run_script("search_gate.py", "--kinds", "discard,bluff")
+    assert done.returncode == 2 and "--kinds 'discard,bluff'" in done.stderr and "knock-legal, discard" in done.stderr
     done = _run_script("search_gate.py", "--self-moves", "99")
     assert done.returncode == 2 and "--self-moves 99" in done.stderr
 
@@ -381,7 +383,8 @@ def test_the_search_gate_reports_a_saved_run_by_kind_and_hand_age_without_playin
 def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_path):
     """A tiny gate run writes one record per position with each belief's gain at each z; a search that keeps the
     bot's action gains exactly 0, and one that changes it gains its candidate's label minus the bot's; a run of
-    fewer positions, resumed with more, ends with the same records."""
+    fewer positions, resumed with more, ends with the same records, and so does a run of one kind's positions
+    resumed with both kinds."""
     out = tmp_path / "gate.json"
     arguments = (
         "--positions", "2", "--budget", "24", "--labels", "8", "--true-budget", "24", "--seed", "5", "--z", "0",
@@ -391,7 +394,7 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
     assert done.returncode == 0, done.stderr
     assert "knock-legal: 2 positions" in done.stdout and "discard: 2 positions" in done.stdout
     records = json.loads(out.read_text())["positions"]
-    assert len(records) == 4
+    assert len(records) == 4 and [r["position"] for r in records] == [0, 1, 2, 3]
     for record in records:
         labels = record["labels"]
         assert len(labels) == record["candidates"] >= 2
@@ -415,7 +418,16 @@ def test_the_search_gate_rates_each_position_against_the_bots_own_choice(tmp_pat
     assert json.loads(shorter.read_text())["positions"] == records
     # A report of more positions than asked for is refused by name.
     done = _run_script("search_gate.py", *one, "--resume")
-    assert done.returncode == 2 and "already holds 4 positions" in done.stderr
+    assert done.returncode == 2 and "already holds position 3; use at least 2" in done.stderr
+    # --kinds discard plays the discard positions alone, with the figures a run of both kinds has there; resumed
+    # with both kinds, the run fills in the others.
+    only = tmp_path / "discards.json"
+    done = _run_script("search_gate.py", *[str(only) if a == str(shorter) else a for a in one], "--kinds", "discard")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(only.read_text())["positions"] == [records[1]]
+    done = _run_script("search_gate.py", *[str(only) if a == str(out) else a for a in arguments], "--resume")
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(only.read_text())["positions"], key=lambda r: r["position"]) == records
 
 
 def test_the_retry_doubles_the_particles_until_a_particle_survives(monkeypatch):
