@@ -20,7 +20,7 @@ import time
 import _one_core  # noqa: F401  (first: it sets one thread per library before numpy loads)
 
 # isort: split
-from hollywood_gin_env.evaluate import Schedule, evaluate_pairs, summarize_pair  # noqa: E402
+from hollywood_gin_env.evaluate import Schedule, evaluate_pairs, summarize_pair, without_timing  # noqa: E402
 
 
 def play(pairs: list[tuple[str, str]], matches: int, schedule: Schedule) -> tuple[float, list[dict]]:
@@ -28,10 +28,7 @@ def play(pairs: list[tuple[str, str]], matches: int, schedule: Schedule) -> tupl
     start = time.perf_counter()
     records = evaluate_pairs(pairs, matches, seed=0, schedule=schedule)
     seconds = time.perf_counter() - start
-    summaries = [summarize_pair(r) for r in records]
-    for summary in summaries:
-        summary.pop("seconds")
-    return seconds, summaries
+    return seconds, [without_timing(summarize_pair(r)) for r in records]
 
 
 def main() -> None:
