@@ -54,10 +54,6 @@ def _two() -> list[int]:
     return [0, 0]
 
 
-def _two_times() -> list[float]:
-    return [0.0, 0.0]
-
-
 @dataclass
 class PairRecord:
     """One pair's totals from agent A's side (A = `agent_a`); lists are [A, B]. Chunks add up with `merge`."""
@@ -81,7 +77,7 @@ class PairRecord:
     decisions: list[int] = field(default_factory=_two)
     aborted: int = 0  # matches stopped at the decision cap (module docstring), won by neither
     seconds: float = 0.0  # time spent playing, summed over chunks (wherever they ran)
-    act_seconds: list[float] = field(default_factory=_two_times)  # time inside A's and B's act calls
+    act_seconds: list[float] = field(default_factory=lambda: [0.0, 0.0])  # time inside A's and B's act calls
 
     def merge(self, other: PairRecord) -> PairRecord:
         """Add another chunk's totals of the same pair into this record; returns self."""

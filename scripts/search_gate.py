@@ -133,6 +133,14 @@ def play_against(parts: list[tuple], cands: np.ndarray, counts: np.ndarray, bot,
     return out
 
 
+def chosen(parser: argparse.ArgumentParser, option: str, value: str, allowed: tuple[str, ...]) -> list[str]:
+    """The names of a comma-separated option, or a parser error naming the value and the allowed names."""
+    names = [n for n in value.split(",") if n]
+    if not names or any(n not in allowed for n in names):
+        parser.error(f"{option} {value!r}: use a comma-separated list of {', '.join(allowed)}")
+    return names
+
+
 def main() -> None:
     """Collect positions, label them, run the searches, print the gains (and write --out as JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -167,12 +175,8 @@ def main() -> None:
         print_report(report, beliefs, zs)
         return
     zs = [float(z) for z in args.z.split(",")]
-    beliefs = [b for b in args.beliefs.split(",") if b]
-    if not beliefs or any(b not in BELIEFS for b in beliefs):
-        parser.error(f"--beliefs {args.beliefs!r}: use a comma-separated list of {', '.join(BELIEFS)}")
-    kinds = [k for k in args.kinds.split(",") if k]
-    if not kinds or any(k not in KINDS for k in kinds):
-        parser.error(f"--kinds {args.kinds!r}: use a comma-separated list of {', '.join(KINDS)}")
+    beliefs = chosen(parser, "--beliefs", args.beliefs, BELIEFS)
+    kinds = chosen(parser, "--kinds", args.kinds, KINDS)
     for name in ("positions", "labels", "budget", "true_budget", "chunk", "threads"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: use a whole number of at least 1")
