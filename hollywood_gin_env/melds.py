@@ -235,6 +235,66 @@ def discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
 
 
 @njit
+def _pair_update(hand: int, removed: int, out: np.ndarray) -> None:
+    """Lower out[c] and out[d] to the deadwood of hand - c - d under one set combination, for each pair of cards
+    c, d outside its sets.
+
+    Dropping two cards changes only the lookups of their suits: one lookup if they share a suit, two if not.
+    """
+    rest = hand & ~removed
+    total = _runs_deadwood(rest)
+    for suit in range(4):
+        bits = (rest >> (NUM_RANKS * suit)) & SUIT_BITS
+        base = total - SUIT_DEADWOOD[bits]
+        remaining = bits
+        while remaining:
+            rank = LOWEST_RANK[remaining]
+            remaining ^= 1 << rank
+            card, without = NUM_RANKS * suit + rank, bits ^ (1 << rank)
+            higher = remaining  # the same suit's higher ranks: each pair once
+            while higher:
+                other = LOWEST_RANK[higher]
+                higher ^= 1 << other
+                value = base + SUIT_DEADWOOD[without ^ (1 << other)]
+                out[card] = min(out[card], value)
+                out[NUM_RANKS * suit + other] = min(out[NUM_RANKS * suit + other], value)
+            dropped = base + SUIT_DEADWOOD[without]  # the deadwood of rest - card
+            for other_suit in range(suit + 1, 4):
+                other_bits = (rest >> (NUM_RANKS * other_suit)) & SUIT_BITS
+                other_base = dropped - SUIT_DEADWOOD[other_bits]
+                others = other_bits
+                while others:
+                    other = LOWEST_RANK[others]
+                    others ^= 1 << other
+                    value = other_base + SUIT_DEADWOOD[other_bits ^ (1 << other)]
+                    out[card] = min(out[card], value)
+                    out[NUM_RANKS * other_suit + other] = min(out[NUM_RANKS * other_suit + other], value)
+
+
+@njit
+def pair_discard_deadwoods_mask(hand: int, out: np.ndarray) -> None:
+    """out[c] = minimum deadwood of hand minus card c and the best other card, for each card c in hand (others: BIG).
+
+    As in `discard_deadwoods_mask`, one pass over the set combinations of the whole hand serves every pair of
+    discards (a set combination of hand - c - d is one of hand that leaves c and d out of its sets).
+    """
+    out[:] = BIG
+    n, r0, o0, r1, o1, r2, o2 = _set_ranks3(hand)
+    if n > 3:  # only hands of 12 cards or more; hand - c has fewer set ranks
+        single = np.empty(52, dtype=np.int64)
+        for card in range(52):
+            if (hand >> card) & 1:
+                discard_deadwoods_mask(hand & ~(1 << card), single)
+                out[card] = single.min()
+        return
+    c0, c1, c2 = rank_cards(hand, r0), rank_cards(hand, r1), rank_cards(hand, r2)
+    for combo in range(o0 * o1 * o2):
+        removed = _combo3(c0, c1, c2, o0, o1, combo)
+        if removed >= 0:
+            _pair_update(hand, removed, out)
+
+
+@njit
 def best_deadwood_taking(hand: int, card: int, may_discard_card: bool) -> int:
     """Lowest deadwood of hand + card after one discard (the taken card itself excluded unless may_discard_card).
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, load_agent
+from hollywood_gin_env.agents.expert import discard_lookaheads, lookahead, lookahead_of, new_scratch
 from hollywood_gin_env.cards import parse_cards, to_mask
 from hollywood_gin_env.engine import Engine
 from hollywood_gin_env.game import Game
@@ -30,6 +31,7 @@ from hollywood_gin_env.state import (
 )
 
 HAND, FACE_UP, PHASE, DW_AFTER = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase", "deadwood_after_discard"))
+UNSEEN = OBS_LAYOUT["unseen"][0]
 VARIANTS = [Rules(), Rules(last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True, knock_limit=5)]
 LAST_DISCARD = Rules(last_discard_rule="may_take_to_knock", knock_limit=30)
 
@@ -192,6 +194,32 @@ def test_expert_prefers_the_safe_discard():
     obs[PHASE : PHASE + 6] = 0
     obs[PHASE + PHASE_DISCARD] = 1
     assert ExpertAgent().act(obs[None], mask[None])[0] == DISCARD_BASE + kc
+
+
+def test_expert_scores_every_discard_at_once_exactly_as_one_at_a_time():
+    """discard_lookaheads (one meld-solver pass per unseen draw for all eleven discards) gives, for every card c of
+    an 11-card hand, exactly lookahead(hand - c): the expected deadwood and the chances of gin and a knock, to the
+    last bit, on the hands of real play (the discard phase's hand, and the hand plus the face-up card)."""
+    rng = np.random.default_rng(7)
+    scratch, checked = new_scratch(), 0
+    for match in range(12):
+        game, agent = Game(seed=300 + match), (ExpertAgent(), RandomAgent(seed=match))[match % 2]
+        while not game.done and checked < 400:
+            view = game.observation(game.current_player)
+            obs = view["observation"]
+            hand = to_mask(np.flatnonzero(obs[HAND : HAND + 52] > 0.5))
+            unseen = to_mask(np.flatnonzero(obs[UNSEEN : UNSEEN + 52] > 0.5))
+            face_up = np.flatnonzero(obs[FACE_UP : FACE_UP + 52] > 0.5)
+            cards = hand if hand.bit_count() == 11 else hand | (1 << int(face_up[0])) if face_up.size else 0
+            if cards.bit_count() == 11 and rng.random() < 0.5:
+                limit = int(rng.integers(0, 11))
+                n = discard_lookaheads(cards, unseen, limit, scratch)
+                for c in np.flatnonzero([(cards >> c) & 1 for c in range(52)]):
+                    one = lookahead(cards & ~(1 << int(c)), unseen, limit, new_scratch())
+                    assert lookahead_of(scratch, n, int(c)) == one
+                checked += 1
+            game.step(int(agent.act(obs[None], view["action_mask"][None])[0]))
+    assert checked >= 100
 
 
 @pytest.mark.nojit

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env import melds
-from hollywood_gin_env.cards import cards_str, parse_cards
+from hollywood_gin_env.cards import cards_str, parse_cards, to_mask
 from hollywood_gin_env.showdown import showdown
 
 # --- Brute force, written from RULES.md D1-D3 and R16-R21 only ----------------------------------------------
@@ -490,6 +490,44 @@ def test_best_discards_needs_eleven_cards():
     """best_discards rejects anything but 11 cards."""
     with pytest.raises(ValueError, match="11"):
         melds.best_discards("AS 2S 3S")
+
+
+def brute_pair_discards(hand) -> dict[int, int]:
+    """For each card c: min over the other cards d of min_dw(hand - c - d)."""
+    return {c: min(brute_min_deadwood(set(hand) - {c, d}) for d in hand if d != c) for c in hand}
+
+
+def pair_discards(hand) -> dict[int, int]:
+    """melds.pair_discard_deadwoods_mask's answer for the cards of hand (checking the other cards stay BIG)."""
+    out = np.zeros(52, dtype=np.int64)
+    melds.pair_discard_deadwoods_mask(to_mask(hand), out)
+    assert all(out[c] == melds.BIG for c in range(52) if c not in hand)
+    return {c: int(out[c]) for c in hand}
+
+
+@pytest.mark.nojit
+def test_pair_discard_deadwoods_small_sample():
+    """The deadwood after throwing each card and the best second card, against brute force on 11-card hands."""
+    rng = np.random.default_rng(43)
+    for i in range(6):
+        hand = meld_rich_hand(rng, 11, 3 + i % 3, consecutive=i % 2 == 0) if i % 3 else random_hand(rng, 11)
+        assert pair_discards(hand) == brute_pair_discards(hand), cards_str(hand)
+
+
+def test_pair_discard_deadwoods_many_hands():
+    """The same against the single-hand solver on 400 hands of 2 to 13 cards, meld-rich ones and 12 cards in four
+    sets of three (the one 12-card shape with four set ranks)."""
+    rng = np.random.default_rng(44)
+    hands = [random_hand(rng, size) for size in (2, 3, 10, 12, 13) for _ in range(20)]
+    hands += [meld_rich_hand(rng, size, 3 + i % 3, consecutive=i % 2 == 0) for i in range(200) for size in (11, 12)][
+        :200
+    ]
+    for _ in range(100):
+        hands.append([13 * s + r for r in rng.choice(13, 4, replace=False) for s in rng.choice(4, 3, replace=False)])
+    for hand in hands:
+        mask = to_mask(hand)
+        want = {c: min(melds.min_deadwood_mask(mask & ~(1 << c) & ~(1 << d)) for d in hand if d != c) for c in hand}
+        assert pair_discards(hand) == want, cards_str(hand)
 
 
 # --- showdown: worked examples (RULES.md §5 E1-E8 and A6) ---------------------------------------------------

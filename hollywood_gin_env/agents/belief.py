@@ -67,7 +67,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, expert_row
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, expert_row, new_scratch
 from hollywood_gin_env.bits import count_bits
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.engine import overflow_ok
@@ -434,7 +434,7 @@ def _advance_all(
     def work(lo: int, hi: int) -> None:
         with overflow_ok():  # numpy's error state is per thread
             parts = sliced(lo, hi, arrays, pool, script, logw, asked, mismatch, obs, mask)
-            scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+            scratch = new_scratch()
             _advance(*parts[:6], events, needs, k, viewer, params, w, ask, (parts[6], parts[7], scratch))
 
     threads.run(logw.size, work, BELIEF_GRAIN)

@@ -43,7 +43,7 @@ from hollywood_gin_env.agents._features import (
     turns,
 )
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask, pair_discard_deadwoods_mask
 from hollywood_gin_env.state import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
@@ -69,21 +69,33 @@ NUM_WEIGHTS = 9
 DEFAULT_WEIGHTS = np.array([1.0, 25.0, 2.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0])
 #: Fewest rows a thread's slice gets: a decision costs tens of microseconds of meld solving.
 EXPERT_GRAIN = 2
+#: Rows of the expert's integer working array (`new_scratch`): a card vector for the meld solver; then, per card
+#: c of an 11-card hand (`discard_lookaheads`), the deadwood of the hand less c, less c and the best other card,
+#: less c after drawing an unseen card, and the sums over the unseen cards of lookahead's three figures.
+S_CARDS, S_NOW, S_NINE, S_DRAWN, S_TOTAL, S_GIN, S_KNOCK = range(7)
+SCRATCH_ROWS = 7
+
+
+@njit
+def new_scratch() -> np.ndarray:
+    """A working array for the functions below (one per thread: they write to it)."""
+    return np.zeros((SCRATCH_ROWS, 52), dtype=np.int64)
 
 
 @njit
 def lookahead(hand: int, unseen: int, limit: int, scratch: np.ndarray) -> tuple[float, float, float]:
     """(expected deadwood after the next stock draw and best discard, P(gin then), P(knock then)) of 10 cards."""
+    cards = scratch[S_CARDS]
     now = min_deadwood_mask(hand)
-    discard_deadwoods_mask(hand, scratch)
-    nine = scratch.min()
+    discard_deadwoods_mask(hand, cards)
+    nine = cards.min()
     total, gin, knock, n = 0.0, 0.0, 0.0, 0
     for u in range(52):
         if not (unseen >> u) & 1:
             continue
         if neighbours_in(u, hand) > 0:
-            discard_deadwoods_mask(hand | (1 << u), scratch)
-            after = min(now, scratch.min())
+            discard_deadwoods_mask(hand | (1 << u), cards)
+            after = min(now, cards.min())
         else:  # u melds with nothing: it is thrown back, or kept in place of the worst card
             after = min(now, nine + card_value(u))
         total += after
@@ -96,11 +108,46 @@ def lookahead(hand: int, unseen: int, limit: int, scratch: np.ndarray) -> tuple[
 
 
 @njit
-def hand_value(hand: int, unseen: int, limit: int, w: np.ndarray, scratch: np.ndarray) -> float:
-    """V(hand) of 10 cards (lower is better): see the module docstring."""
-    expected, _, knock = lookahead(hand, unseen, limit, scratch)
-    blend = (1.0 - w[W_LOOKAHEAD]) * min_deadwood_mask(hand) + w[W_LOOKAHEAD] * expected
-    return blend - w[W_KNOCK_CHANCE] * knock
+def discard_lookaheads(cards: int, unseen: int, limit: int, scratch: np.ndarray) -> int:
+    """`lookahead(cards - c)` for every card c of `cards` at once, kept in scratch (read it with `lookahead_of`);
+    returns the number of unseen cards.
+
+    Per unseen card u, one pass of the meld solver over cards + u gives, for every c, the best hand after throwing
+    c, drawing u and throwing the best card (`pair_discard_deadwoods_mask`), where `lookahead` per c solved each
+    cards - c + u apart: the same integers, summed in the same order, so the same figures to the last bit.
+    """
+    now, nine, drawn = scratch[S_NOW], scratch[S_NINE], scratch[S_DRAWN]
+    discard_deadwoods_mask(cards, now)
+    pair_discard_deadwoods_mask(cards, nine)
+    scratch[S_TOTAL:] = 0
+    n = 0
+    for u in range(52):
+        if not (unseen >> u) & 1:
+            continue
+        n += 1
+        solved = False
+        for c in range(52):
+            if not (cards >> c) & 1:
+                continue
+            if neighbours_in(u, cards & ~(1 << c)) > 0:
+                if not solved:
+                    pair_discard_deadwoods_mask(cards | (1 << u), drawn)
+                    solved = True
+                after = min(now[c], drawn[c])
+            else:  # as in lookahead: u is thrown back, or kept in place of the worst card
+                after = min(now[c], nine[c] + card_value(u))
+            scratch[S_TOTAL, c] += after
+            scratch[S_GIN, c] += after == 0
+            scratch[S_KNOCK, c] += after <= limit
+    return n
+
+
+@njit
+def lookahead_of(scratch: np.ndarray, n: int, card: int) -> tuple[float, float, float]:
+    """`lookahead(cards - card)` from what `discard_lookaheads(cards, ...)` (returning n) left in scratch."""
+    if n == 0:
+        return float(scratch[S_NOW, card]), 0.0, 0.0
+    return scratch[S_TOTAL, card] / n, scratch[S_GIN, card] / n, scratch[S_KNOCK, card] / n
 
 
 @njit
@@ -138,24 +185,31 @@ def danger(card: int, took: int, unseen: int, signals: int, base: float, w: np.n
 
 
 @njit
-def discard_score(hand11: int, card: int, obs: np.ndarray, masks: tuple, w: np.ndarray, scratch: np.ndarray) -> float:
-    """V(hand11 - card) + the danger cost of throwing `card` (lower is better)."""
+def discard_scores(hand11: int, obs: np.ndarray, masks: tuple, w: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """scores[c] = V(hand11 - c) + the danger cost of throwing c, for each card c of hand11 (lower is better; the
+    other cards 1e18), and discard_lookaheads' figures of hand11 left in scratch."""
     took, unseen, signals = masks
     base = hidden_card_prob(took, unseen)
     weight = w[W_DANGER] + w[W_DANGER_AGE] * turns(obs)
-    value = hand_value(hand11 & ~(1 << card), unseen, knock_limit(obs), w, scratch)
-    return value + weight * danger(card, took, unseen, signals, base, w) - 0.01 * card_value(card)
+    n = discard_lookaheads(hand11, unseen, knock_limit(obs), scratch)
+    scores = np.full(52, 1e18)
+    for c in range(52):
+        if (hand11 >> c) & 1:
+            expected, _, knock = lookahead_of(scratch, n, c)
+            blend = (1.0 - w[W_LOOKAHEAD]) * scratch[S_NOW, c] + w[W_LOOKAHEAD] * expected
+            value = blend - w[W_KNOCK_CHANCE] * knock  # V(hand11 - c): see the module docstring
+            scores[c] = value + weight * danger(c, took, unseen, signals, base, w) - 0.01 * card_value(c)
+    return scores
 
 
 @njit
 def best_discard(obs: np.ndarray, mask: np.ndarray, hand: int, masks: tuple, w, scratch) -> int:
     """The card with the lowest discard score among those the mask lets go (discard or knock)."""
+    scores = discard_scores(hand, obs, masks, w, scratch)
     best, best_score = -1, 1e18
     for c in range(52):
-        if mask[DISCARD_BASE + c] or mask[KNOCK_BASE + c]:
-            score = discard_score(hand, c, obs, masks, w, scratch)
-            if score < best_score:
-                best, best_score = c, score
+        if (mask[DISCARD_BASE + c] or mask[KNOCK_BASE + c]) and scores[c] < best_score:
+            best, best_score = c, scores[c]
     return best
 
 
@@ -197,18 +251,20 @@ def wants_face_up(obs: np.ndarray, card: int, w: np.ndarray, scratch: np.ndarray
     hand, pile, took, discarded, declined, unseen = card_masks(obs)
     now = min_deadwood_mask(hand)
     full = hand | (1 << card)
-    discard_deadwoods_mask(full, scratch)
+    after = scratch[S_CARDS]
+    discard_deadwoods_mask(full, after)
     if not rediscard_allowed(obs):
-        scratch[card] = BIG
-    if scratch.min() >= now:
+        after[card] = BIG
+    if after.min() >= now:
         return False
-    expected, _, knock = lookahead(hand, unseen, knock_limit(obs), scratch)
+    scores = discard_scores(full, obs, (took, unseen, discarded | declined), w, scratch)
+    # the stock draw's lookahead is that of full less the face-up card, which discard_scores has just computed
+    expected, _, knock = lookahead_of(scratch, popcount(unseen), card)
     stock = expected + w[W_LOOKAHEAD] * (expected - now) - w[W_KNOCK_CHANCE] * knock
-    masks = (took, unseen, discarded | declined)
     taken = 1e18
     for c in range(52):
         if (hand >> c) & 1:
-            taken = min(taken, discard_score(full, c, obs, masks, w, scratch))
+            taken = min(taken, scores[c])
     return taken < stock - w[W_TAKE_MARGIN]
 
 
@@ -231,7 +287,7 @@ def expert_row(obs: np.ndarray, mask: np.ndarray, w: np.ndarray, scratch: np.nda
 @njit
 def expert_kernel(observations: np.ndarray, masks: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """out[i] = the expert's action for row i."""
-    scratch = np.zeros(52, dtype=np.int64)
+    scratch = new_scratch()
     for i in range(observations.shape[0]):
         out[i] = expert_row(observations[i], masks[i], w, scratch)
 

@@ -23,7 +23,15 @@ import numpy as np
 
 from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger, hidden_card_prob, lookahead
+from hollywood_gin_env.agents.expert import (
+    DEFAULT_WEIGHTS,
+    danger,
+    discard_lookaheads,
+    hidden_card_prob,
+    lookahead,
+    lookahead_of,
+    new_scratch,
+)
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import O_TAKE_EFFECT, OBS_SIZE
 from hollywood_gin_env.state import PHASE_OVER
@@ -61,12 +69,10 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     signals = discarded | declined
     base = hidden_card_prob(took, unseen)
     best = 1e18
+    n = discard_lookaheads(cards, unseen, limit, scratch)
     for c in range(NUM_CARDS):
         if (cards >> c) & 1:
-            if cards & ~(1 << c) == hand:  # throwing the face-up card back: the stock's lookahead, computed above
-                expected, gin, knock = stock, stock_gin, stock_knock
-            else:
-                expected, gin, knock = lookahead(cards & ~(1 << c), unseen, limit, scratch)
+            expected, gin, knock = lookahead_of(scratch, n, c)
             out[c] = expected
             out[NUM_CARDS + c] = knock
             out[2 * NUM_CARDS + c] = gin
@@ -83,7 +89,7 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
 @njit
 def lookahead_kernel(observations: np.ndarray, out: np.ndarray) -> None:
     """out[i] = the lookahead inputs of observation row i (`lookahead_planes` runs it over slices of the rows)."""
-    scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+    scratch = new_scratch()
     row = np.zeros(LOOKAHEAD_SIZE)
     for i in range(observations.shape[0]):
         row[:] = 0.0

@@ -64,7 +64,14 @@ from hollywood_gin_env.agents.belief import (
     choice_probabilities,
     draw_hands,
 )
-from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, ExpertAgent, best_knock, discard_score, expert_row
+from hollywood_gin_env.agents.expert import (
+    DEFAULT_WEIGHTS,
+    ExpertAgent,
+    best_knock,
+    discard_scores,
+    expert_row,
+    new_scratch,
+)
 from hollywood_gin_env.agents.loading import BOT_NAME, load_plain_agent
 from hollywood_gin_env.agents.playout import expert_playouts
 from hollywood_gin_env.cards import NUM_CARDS
@@ -160,10 +167,10 @@ def candidate_actions(
         out[n] = KNOCK_BASE + knock
         n += 1
     hand, _, took, discarded, declined, unseen = card_masks(obs)
-    scores = np.full(NUM_CARDS, 1e18)
+    scores = discard_scores(hand, obs, (took, unseen, discarded | declined), w, scratch)
     for c in range(NUM_CARDS):
-        if mask[DISCARD_BASE + c] and DISCARD_BASE + c != first:
-            scores[c] = discard_score(hand, c, obs, (took, unseen, discarded | declined), w, scratch)
+        if not mask[DISCARD_BASE + c] or DISCARD_BASE + c == first:
+            scores[c] = 1e18
     for _ in range(extra):
         c = int(np.argmin(scores))
         if scores[c] >= 1e18:
@@ -641,7 +648,7 @@ def put_first(cands: np.ndarray, counts: np.ndarray, actions: np.ndarray) -> Non
 
 @njit
 def _candidates_kernel(observations, masks, extra, w, out, counts, ok) -> None:
-    scratch = np.zeros(NUM_CARDS, dtype=np.int64)
+    scratch = new_scratch()
     for r in range(observations.shape[0]):
         counts[r] = candidate_actions(observations[r], masks[r], extra, w, scratch, out[r])
         ok[r] = consistent(observations[r])
