@@ -53,23 +53,24 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     hand, _, took, discarded, declined, unseen = card_masks(obs)
     limit = knock_limit(obs)
     held = popcount(hand)
-    cards, stock, stock_gin, stock_knock = hand, 0.0, 0.0, 0.0
+    cards, face_up = hand, -1
     if held == 10:
         face_up = face_up_card(obs)
         if face_up < 0 or (hand >> face_up) & 1:
             return
-        stock, stock_gin, stock_knock = lookahead(hand, unseen, limit, scratch)
-        out[_NUMBERS + 2] = stock_knock
-        out[_NUMBERS + 3] = stock_gin
         if obs[O_TAKE_EFFECT + 2] < 0.5:  # taking it would not lower the deadwood: no hand worth describing
+            _, out[_NUMBERS + 3], out[_NUMBERS + 2] = lookahead(hand, unseen, limit, scratch)
             return
         cards = hand | (1 << face_up)
     elif held != 11:
         return
+    n = discard_lookaheads(cards, unseen, limit, scratch)
+    stock = 0.0
+    if held == 10:  # the stock draw's lookahead is that of throwing the face-up card back
+        stock, out[_NUMBERS + 3], out[_NUMBERS + 2] = lookahead_of(scratch, n, face_up)
     signals = discarded | declined
     base = hidden_card_prob(took, unseen)
     best = 1e18
-    n = discard_lookaheads(cards, unseen, limit, scratch)
     for c in range(NUM_CARDS):
         if (cards >> c) & 1:
             expected, gin, knock = lookahead_of(scratch, n, c)
