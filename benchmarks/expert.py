@@ -22,11 +22,11 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hollywood_gin_env.agents.expert import (  # noqa: E402
+    SCRATCH_SHAPE,
     ExpertAgent,
     discard_lookaheads,
     lookahead,
     lookahead_of,
-    new_scratch,
 )
 from hollywood_gin_env.agents.lookahead_planes import lookahead_planes  # noqa: E402
 from hollywood_gin_env.cards import to_mask  # noqa: E402
@@ -41,7 +41,7 @@ LIMIT = 10  # the default rules' knock limit
 @numba.njit(nogil=True)
 def one_at_a_time(hands: np.ndarray, unseens: np.ndarray, out: np.ndarray) -> None:
     """out[i, :, c] = lookahead(hands[i] - c) for each card c of hands[i]: eleven solver passes per unseen card."""
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for i in range(hands.shape[0]):
         for c in range(52):
             if (hands[i] >> c) & 1:
@@ -51,7 +51,7 @@ def one_at_a_time(hands: np.ndarray, unseens: np.ndarray, out: np.ndarray) -> No
 @numba.njit(nogil=True)
 def all_at_once(hands: np.ndarray, unseens: np.ndarray, out: np.ndarray) -> None:
     """The same figures from one `discard_lookaheads` per hand: one solver pass per unseen card."""
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for i in range(hands.shape[0]):
         n = discard_lookaheads(hands[i], unseens[i], LIMIT, scratch)
         for c in range(52):

@@ -73,13 +73,13 @@ EXPERT_GRAIN = 2
 #: c of an 11-card hand (`discard_lookaheads`), the deadwood of the hand less c, less c and the best other card,
 #: less c after drawing an unseen card, and the sums over the unseen cards of lookahead's three figures.
 S_CARDS, S_NOW, S_NINE, S_DRAWN, S_TOTAL, S_GIN, S_KNOCK = range(7)
-SCRATCH_ROWS = 7
+SCRATCH_SHAPE = (7, 52)
 
 
-@njit
 def new_scratch() -> np.ndarray:
-    """A working array for the functions below (one per thread: they write to it)."""
-    return np.zeros((SCRATCH_ROWS, 52), dtype=np.int64)
+    """A working array for the functions below (one per thread: they write to it); compiled kernels make theirs
+    with np.zeros(SCRATCH_SHAPE, dtype=np.int64)."""
+    return np.zeros(SCRATCH_SHAPE, dtype=np.int64)
 
 
 @njit
@@ -287,7 +287,7 @@ def expert_row(obs: np.ndarray, mask: np.ndarray, w: np.ndarray, scratch: np.nda
 @njit
 def expert_kernel(observations: np.ndarray, masks: np.ndarray, w: np.ndarray, out: np.ndarray) -> None:
     """out[i] = the expert's action for row i."""
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for i in range(observations.shape[0]):
         out[i] = expert_row(observations[i], masks[i], w, scratch)
 

@@ -25,12 +25,12 @@ from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
 from hollywood_gin_env.agents.expert import (
     DEFAULT_WEIGHTS,
+    SCRATCH_SHAPE,
     danger,
     discard_lookaheads,
     hidden_card_prob,
     lookahead,
     lookahead_of,
-    new_scratch,
 )
 from hollywood_gin_env.cards import NUM_CARDS
 from hollywood_gin_env.observation import O_TAKE_EFFECT, OBS_SIZE
@@ -90,7 +90,7 @@ def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
 @njit
 def lookahead_kernel(observations: np.ndarray, out: np.ndarray) -> None:
     """out[i] = the lookahead inputs of observation row i (`lookahead_planes` runs it over slices of the rows)."""
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     row = np.zeros(LOOKAHEAD_SIZE)
     for i in range(observations.shape[0]):
         row[:] = 0.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env._jit import njit
-from hollywood_gin_env.agents.expert import expert_row, new_scratch
+from hollywood_gin_env.agents.expert import SCRATCH_SHAPE, expert_row
 from hollywood_gin_env.engine import overflow_ok
 from hollywood_gin_env.kernels import step_match
 from hollywood_gin_env.observation import OBS_SIZE, encode_match
@@ -42,7 +42,7 @@ def expert_playout_kernel(arrays, params, weights, seats, over, values, max_step
     s = named(arrays)
     obs = np.zeros(OBS_SIZE, dtype=np.float32)
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for i in range(s.match.shape[0]):
         for _ in range(max_steps):
             if over[i] or s.match[i, M_PHASE] == PHASE_OVER:

@@ -66,11 +66,11 @@ from hollywood_gin_env.agents.belief import (
 )
 from hollywood_gin_env.agents.expert import (
     DEFAULT_WEIGHTS,
+    SCRATCH_SHAPE,
     ExpertAgent,
     best_knock,
     discard_scores,
     expert_row,
-    new_scratch,
 )
 from hollywood_gin_env.agents.loading import BOT_NAME, load_plain_agent
 from hollywood_gin_env.agents.playout import expert_playouts
@@ -648,7 +648,7 @@ def put_first(cands: np.ndarray, counts: np.ndarray, actions: np.ndarray) -> Non
 
 @njit
 def _candidates_kernel(observations, masks, extra, w, out, counts, ok) -> None:
-    scratch = new_scratch()
+    scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for r in range(observations.shape[0]):
         counts[r] = candidate_actions(observations[r], masks[r], extra, w, scratch, out[r])
         ok[r] = consistent(observations[r])
