@@ -73,7 +73,7 @@ EXPERT_GRAIN = 2
 #: c of an 11-card hand (`discard_lookaheads`), the deadwood of the hand less c, less c and the best other card,
 #: less c after drawing an unseen card, and the sums over the unseen cards of lookahead's three figures.
 S_CARDS, S_NOW, S_NINE, S_DRAWN, S_TOTAL, S_GIN, S_KNOCK = range(7)
-SCRATCH_SHAPE = (7, 52)
+SCRATCH_SHAPE = (S_KNOCK + 1, 52)
 
 
 def new_scratch() -> np.ndarray:
