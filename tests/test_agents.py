@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, load_agent
+from hollywood_gin_env.agents._features import card_masks
 from hollywood_gin_env.agents.expert import discard_lookaheads, lookahead, lookahead_of, new_scratch
 from hollywood_gin_env.cards import parse_cards, to_mask
 from hollywood_gin_env.engine import Engine
@@ -31,7 +32,6 @@ from hollywood_gin_env.state import (
 )
 
 HAND, FACE_UP, PHASE, DW_AFTER = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase", "deadwood_after_discard"))
-UNSEEN = OBS_LAYOUT["unseen"][0]
 VARIANTS = [Rules(), Rules(last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True, knock_limit=5)]
 LAST_DISCARD = Rules(last_discard_rule="may_take_to_knock", knock_limit=30)
 
@@ -207,8 +207,7 @@ def test_expert_scores_every_discard_at_once_exactly_as_one_at_a_time():
         while not game.done and checked < 400:
             view = game.observation(game.current_player)
             obs = view["observation"]
-            hand = to_mask(np.flatnonzero(obs[HAND : HAND + 52] > 0.5))
-            unseen = to_mask(np.flatnonzero(obs[UNSEEN : UNSEEN + 52] > 0.5))
+            hand, _, _, _, _, unseen = card_masks(obs)
             face_up = np.flatnonzero(obs[FACE_UP : FACE_UP + 52] > 0.5)
             cards = hand if hand.bit_count() == 11 else hand | (1 << int(face_up[0])) if face_up.size else 0
             if cards.bit_count() == 11 and rng.random() < 0.5:

@@ -519,9 +519,7 @@ def test_pair_discard_deadwoods_many_hands():
     sets of three (the one 12-card shape with four set ranks)."""
     rng = np.random.default_rng(44)
     hands = [random_hand(rng, size) for size in (2, 3, 10, 12, 13) for _ in range(20)]
-    hands += [meld_rich_hand(rng, size, 3 + i % 3, consecutive=i % 2 == 0) for i in range(200) for size in (11, 12)][
-        :200
-    ]
+    hands += [meld_rich_hand(rng, 11 + i % 2, 3 + i % 3, consecutive=i % 4 < 2) for i in range(200)]
     for _ in range(100):
         hands.append([13 * s + r for r in rng.choice(13, 4, replace=False) for s in rng.choice(4, 3, replace=False)])
     for hand in hands:
