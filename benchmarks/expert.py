@@ -21,7 +21,6 @@ import _one_core  # first: it sets one thread per library before numpy loads
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from hollywood_gin_env.agents._features import card_masks  # noqa: E402
 from hollywood_gin_env.agents.expert import (  # noqa: E402
     SCRATCH_SHAPE,
     ExpertAgent,
@@ -30,9 +29,12 @@ from hollywood_gin_env.agents.expert import (  # noqa: E402
     lookahead_of,
 )
 from hollywood_gin_env.agents.lookahead_planes import lookahead_planes  # noqa: E402
+from hollywood_gin_env.cards import to_mask  # noqa: E402
 from hollywood_gin_env.game import Game  # noqa: E402
+from hollywood_gin_env.observation import OBS_LAYOUT  # noqa: E402
 from hollywood_gin_env.threads import KernelThreads  # noqa: E402
 
+HAND, UNSEEN = OBS_LAYOUT["hand"][0], OBS_LAYOUT["unseen"][0]
 LIMIT = 10  # the default rules' knock limit
 
 
@@ -67,10 +69,10 @@ def positions(matches: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
             obs = view["observation"]
             observations.append(obs)
             masks.append(view["action_mask"])
-            hand, _, _, _, _, unseen = card_masks(obs)
+            hand = to_mask(np.flatnonzero(obs[HAND : HAND + 52] > 0.5))
             if hand.bit_count() == 11:
                 hands.append(hand)
-                unseens.append(unseen)
+                unseens.append(to_mask(np.flatnonzero(obs[UNSEEN : UNSEEN + 52] > 0.5)))
             game.step(int(expert.act(obs[None], view["action_mask"][None])[0]))
     as_int = np.array(hands, dtype=np.int64), np.array(unseens, dtype=np.int64)
     return *as_int, np.stack(observations), np.stack(masks)
