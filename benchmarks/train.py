@@ -5,6 +5,7 @@
     python benchmarks/train.py --workers 1 2    # the same loop with train.workers = K rollout workers on Ray
     python benchmarks/train.py --env-threads 1 2 4 --no-reference   # the loop once per count of kernel threads
     python benchmarks/train.py --env-threads 16 --overlap --no-reference   # with train.overlap (two halves)
+    python benchmarks/train.py --compile --no-reference   # eager, then with train.compile = true
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (the collect and learn of
 `hollywood_gin_trainer.run.TrainingRun`, configs/default.toml's model and PPO settings; no warm start, no
@@ -24,8 +25,11 @@ whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time 
 (`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`); the plain keys are then the
 first N's. Without it the kernels use the CPUs this process may use. `--overlap` runs every measurement of our
 loop with `train.overlap = true` (two halves of the matches in two threads: one half's forward pass beside the
-other's stepping; hollywood_gin_trainer/arena.py's `OverlapArena`). `--no-reference` skips MaskablePPO (e.g. where
-sb3-contrib is not installed).
+other's stepping; hollywood_gin_trainer/arena.py's `OverlapArena`). `--compile` measures the loop a second time
+with `train.compile = true` (the learner's rollout forward passes through torch.compile; hollywood_gin_trainer/
+forward.py) on the first count's kernel threads, and adds the `_compiled` figures, `compile_gain` (the whole loop,
+compiled over eager) and `compile_rollout_gain` (the rollout alone); `first_update_s` is the first, uncounted update
+(which compiles). `--no-reference` skips MaskablePPO (e.g. where sb3-contrib is not installed).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ sys.path.insert(0, str(ROOT))
 SB3_ENVS = (1, 8)
 #: What `--env-threads N` reports per N (as NAME_threads_N).
 THREAD_FIGURES = ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "forward_share", "update_share")
+#: What `--compile` reports (as NAME_compiled).
+COMPILE_FIGURES = (*THREAD_FIGURES, "first_update_s")
 
 
 def ours(
@@ -54,6 +60,7 @@ def ours(
     smoke: bool,
     workers: int = 1,
     overlap: bool = False,
+    compiled: bool = False,
 ) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
     from hollywood_gin_trainer.config import load_config
@@ -65,6 +72,7 @@ def ours(
         f"train.torch_threads={threads}",
         f"train.workers={workers}",
         f"train.overlap={str(overlap).lower()}",
+        f"train.compile={str(compiled).lower()}",
     ]
     if num_envs:
         overrides.append(f"env.num_envs={num_envs}")
@@ -73,7 +81,7 @@ def ours(
     run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
     run.start()
     totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0, "worker_rows": 0, "worker_s": 0.0}
-    update, started = 0, None
+    update, started, first = 0, None, time.perf_counter()
     while True:
         update += 1
         _, ent_coef = run.schedule(update)
@@ -82,8 +90,9 @@ def ours(
         t1 = time.perf_counter()
         run.learn(batch, ent_coef)
         t2 = time.perf_counter()
-        if update == 1:  # warms the caches and the kernels; not counted
+        if update == 1:  # warms the caches and the kernels (and compiles, with train.compile); not counted
             started = time.perf_counter()
+            first = started - first
             continue
         totals["rollout"] += t1 - t0
         totals["forward"] += run.timings.forward_s
@@ -108,6 +117,7 @@ def ours(
         "ppo_steps_per_s": totals["decisions"] / total,
         "ppo_seconds": total,
         "ppo_updates": update - 1,
+        "first_update_s": first,
         "num_envs": run.config.env.num_envs,
         "rollout_share": totals["rollout"] / total,
         "rollout_steps_per_s": totals["decisions"] / totals["rollout"],
@@ -159,6 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         "--overlap", action="store_true", help="our loop with train.overlap = true (not with --workers)"
     )
     parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="measure our loop again with train.compile = true (after the eager one, same thread count)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         nargs="+",
@@ -181,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         counts = [check_num_threads(n, "--env-threads") for n in args.env_threads]
     except ValueError as error:
         parser.error(str(error))
-    result: dict = {"threads": args.threads, "device": args.device, "overlap": args.overlap}
+    result: dict = {"threads": args.threads, "device": args.device, "overlap": args.overlap, "compile": args.compile}
     for n in counts:
         set_default_threads(n)  # every env, agent and policy the run builds takes n kernel threads
         figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap)
@@ -190,6 +205,15 @@ def main(argv: list[str] | None = None) -> int:
     set_default_threads(None)
     if not counts:
         result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap))
+    if args.compile:  # on the first count's kernel threads, against the eager figures above
+        set_default_threads(counts[0] if counts else None)
+        figures = ours(
+            seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap, compiled=True
+        )
+        set_default_threads(None)
+        result.update({f"{name}_compiled": figures[name] for name in COMPILE_FIGURES})
+        result["compile_gain"] = figures["ppo_steps_per_s"] / result["ppo_steps_per_s"]
+        result["compile_rollout_gain"] = figures["rollout_steps_per_s"] / result["rollout_steps_per_s"]
     for k in sorted(set(args.workers) - {1}):
         figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, workers=k)
         result.update({f"{name}_workers_{k}": value for name, value in figures.items()})
@@ -219,6 +243,14 @@ def print_figures(result: dict, args: argparse.Namespace, counts: list[int]) -> 
             f"  {n} env threads: {figure['ppo_steps_per_s']:,.0f} decisions/s, rollout alone "
             f"{figure['rollout_steps_per_s']:,.0f} (rollout {figure['rollout_share']:.0%}, of which forward "
             f"{figure['forward_share']:.0%}; update {figure['update_share']:.0%})"
+        )
+    if args.compile:
+        print(
+            f"  compiled (train.compile = true): {result['ppo_steps_per_s_compiled']:,.0f} decisions/s "
+            f"({result['compile_gain']:.2f}x eager), rollout alone {result['rollout_steps_per_s_compiled']:,.0f} "
+            f"({result['compile_rollout_gain']:.2f}x; forward {result['forward_share_compiled']:.0%} of the loop); "
+            f"first update {result['first_update_s_compiled']:.0f} s against {result['first_update_s']:.0f} s eager "
+            "(the compiling)"
         )
     if not args.no_reference:
         for n in SB3_ENVS:

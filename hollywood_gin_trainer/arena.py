@@ -33,6 +33,7 @@ from hollywood_gin_env.handstats import HandCounts
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import NUM_ACTIONS
 from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.forward import RolloutForward
 from hollywood_gin_trainer.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
 from hollywood_gin_trainer.ppo import ActorCritic, Batch
 from hollywood_gin_trainer.rollout import RolloutStorage
@@ -74,11 +75,13 @@ class Arena:
         steps: int = 1,
         gae: tuple[float, float] = (1.0, 1.0),
         num_threads: int | None = None,
+        compiled: bool = False,
     ) -> None:
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode, num_threads=num_threads)
         self.threads = self.env.threads  # every kernel of the rollout runs on these (hollywood_gin_env/threads.py)
         self.device = torch.device(device)
         self.num_envs = num_envs
+        self.forward = RolloutForward(compiled, self.device, num_envs)  # the learner's (train.compile)
         self.rng, self.generator = rng, generator  # seats and new opponents; action samples (the run's streams)
         self.steps, self.gae = steps, gae  # a PPO rollout's steps per match; (gamma, lambda) of its advantages
         self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
@@ -123,6 +126,7 @@ class Arena:
             ppo.rollout_steps,
             (ppo.gamma, ppo.gae_lambda),
             config.train.env_threads if num_threads is None else num_threads,
+            config.train.compile,
         )
 
     def reset(self, seed: int) -> None:
@@ -237,8 +241,10 @@ class Arena:
         self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray, generator: torch.Generator
     ):
         """(actions, log-probabilities, values) of the learner on a batch of input rows, sampled on the device."""
+        logits, values = self.forward(
+            model, torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device)
+        )
         with torch.no_grad():
-            logits, values = model(torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device))
             actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
         return actions.cpu().numpy(), chosen.cpu().numpy(), values.cpu().numpy()
 

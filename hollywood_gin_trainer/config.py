@@ -76,6 +76,12 @@ class TrainConfig:
     forward pass runs (on the GPU, or on torch's threads), the other's kernels step (double buffering). The same
     seed trains the same weights for every env_threads count, but other weights than without it (other streams).
     Off until measured to gain (docs/TRAINING.md, "Threads"); not with workers > 1"""
+    compile: bool = False
+    """run the rollout's forward passes of the learner through torch.compile (hollywood_gin_trainer/forward.py): on
+    CUDA as CUDA graphs over batches padded to env.num_envs rows, on the CPU with a dynamic batch size. Compiling
+    takes about half a minute once per run; the weights trained differ from eager ones in the last bits (other
+    roundings); the same seed trains the same weights for every env_threads count. Off until measured to gain on
+    the machine (docs/TRAINING.md, "Threads")"""
     workers: int = field(default=1, metadata=_allowed(1, 256))
     """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray
     actors of one CPU each (workers.py, docs/SCALING.md), the learner updates here"""

@@ -4,6 +4,7 @@
     PYTHONPATH=. python scripts/recipe_fingerprint.py --tiny     # a few seconds: the smoke test's size
     PYTHONPATH=. python scripts/recipe_fingerprint.py --env-threads 2   # the same hashes on 2 kernel threads
     PYTHONPATH=. python scripts/recipe_fingerprint.py --overlap  # train.overlap (other streams: other hashes)
+    PYTHONPATH=. python scripts/recipe_fingerprint.py --compile  # train.compile (other roundings: other hashes)
 
 The run keeps every mechanism of the recipe on (the warm start on the re-weighted `expert`, the lookahead features,
 the "table" critic with its play-out, the opponent pool with its snapshots and heuristics, the evaluations) and
@@ -72,10 +73,13 @@ PPO_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "ex
 PARTS = ("weights", "optimizer", "losses", "evaluations")
 
 
-def fingerprint_config(tiny: bool = False, env_threads: int = 1, overlap: bool = False) -> Config:
+def fingerprint_config(
+    tiny: bool = False, env_threads: int = 1, overlap: bool = False, compiled: bool = False
+) -> Config:
     """The scaled-down recipe (configs/default.toml with SCALED, or TINY, applied) on `env_threads` kernel threads,
-    with train.overlap as given."""
+    with train.overlap and train.compile as given."""
     threads = [f"train.env_threads={env_threads}", f"train.overlap={str(overlap).lower()}"]
+    threads.append(f"train.compile={str(compiled).lower()}")
     return load_config(str(RECIPE), [*(TINY if tiny else SCALED), *threads])
 
 
@@ -136,10 +140,12 @@ def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
     return {"weights": saved["model"], "optimizer": saved["optimizer"], "losses": losses, "evaluations": evaluations}
 
 
-def fingerprint(tiny: bool = False, env_threads: int = 1, overlap: bool = False) -> dict[str, str]:
+def fingerprint(
+    tiny: bool = False, env_threads: int = 1, overlap: bool = False, compiled: bool = False
+) -> dict[str, str]:
     """The hashes of each part of a scaled-down recipe run (PARTS) and of all of them together ("combined")."""
     with tempfile.TemporaryDirectory(prefix="recipe-fingerprint-") as folder:
-        results = run_recipe(fingerprint_config(tiny, env_threads, overlap), Path(folder))
+        results = run_recipe(fingerprint_config(tiny, env_threads, overlap, compiled), Path(folder))
     hashes = {part: sha256(results[part]) for part in PARTS}
     hashes["combined"] = sha256([hashes[part] for part in PARTS])
     return hashes
@@ -152,14 +158,13 @@ def main(argv: list[str] | None = None) -> int:
         "--env-threads", type=int, default=1, metavar="N", help="the rollout's kernel threads (default 1; 1..1024)"
     )
     parser.add_argument("--overlap", action="store_true", help="train.overlap=true (two halves in two threads)")
+    parser.add_argument("--compile", action="store_true", help="train.compile=true (a compiled rollout forward)")
     args = parser.parse_args(argv)
-    try:
-        config = fingerprint_config(
-            args.tiny, args.env_threads, args.overlap
-        )  # refuses a bad count by name, before any work
+    try:  # refuses a bad count by name, before any work
+        config = fingerprint_config(args.tiny, args.env_threads, args.overlap, args.compile)
     except ValueError as error:
         parser.error(str(error))
-    for part, value in fingerprint(args.tiny, config.train.env_threads, args.overlap).items():
+    for part, value in fingerprint(args.tiny, config.train.env_threads, args.overlap, args.compile).items():
         print(f"{part:12s} {value}")
     return 0
 
