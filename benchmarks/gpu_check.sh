@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 6 minutes:
+# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 8 minutes:
 #   1. the machine (CPUs this process may use, the GPU, the versions) -> $OUT/machine.txt
 #   2. wheels carried in .whl/ (gymnasium and what it needs, tqdm; pytest and its needs for step 5), installed from
 #      there only, if present (carry it: the run tool's carry=[".whl"])
@@ -9,8 +9,11 @@
 #      -> $OUT/train_threads.json (one JSON object, the keys of benchmarks/train.py --json) and .txt (readable)
 #   5. the same loop at 16 env threads with train.overlap (two halves, forward beside stepping)
 #      -> $OUT/train_overlap.json and .txt
-#   6. the thread tests (bit-identical envs, heuristics, evaluations and training runs, with and without overlap,
-#      for 1 and 2 threads; errors and Ctrl-C) and the recipe fingerprint's tests -> $OUT/test_threads.txt
+#   6. the same loop at 16 env threads eager, then with train.compile (CUDA graphs over fixed-shape batches)
+#      -> $OUT/train_compile.txt (the compiled loop's decisions/s and its gain over eager, in the same run)
+#   7. the thread tests (bit-identical envs, heuristics, evaluations and training runs, with and without overlap,
+#      for 1 and 2 threads; errors and Ctrl-C), the recipe fingerprint's tests and the compiled forward pass's
+#      tests (the CUDA-graph one included) -> $OUT/test_threads.txt
 # Run from anywhere: bash benchmarks/gpu_check.sh; outputs go to $OUT (default: benchmarks/gpu-check-out).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +61,10 @@ step train_threads 210 $PY benchmarks/train.py --json --no-reference --device cu
 step train_overlap 60 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --overlap \
     > "$OUT/train_overlap.json" 2> "$OUT/train_overlap.err"
+step train_compile 150 $PY benchmarks/train.py --no-reference --device cuda --threads 2 \
+    --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --compile \
+    > "$OUT/train_compile.txt" 2> "$OUT/train_compile.err"
+cat "$OUT/train_compile.txt"
 for name in train_threads train_overlap; do
     $PY - "$OUT/$name.json" > "$OUT/$name.txt" 2>&1 <<'EOF'
 import json, sys
@@ -76,7 +83,7 @@ EOF
 done
 if $PY -c "import pytest" 2>/dev/null; then
     step test_threads 150 $PY -m pytest -q -p no:cacheprovider -m "not slow" tests/test_threads.py \
-        tests/test_recipe_fingerprint.py > "$OUT/test_threads.txt" 2>&1
+        tests/test_recipe_fingerprint.py tests/test_compiled_forward.py > "$OUT/test_threads.txt" 2>&1
     tail -3 "$OUT/test_threads.txt"
 else
     echo "pytest is not installed: the thread tests did not run" | tee "$OUT/test_threads.txt"

@@ -79,8 +79,8 @@ class TrainConfig:
     compile: bool = False
     """run the rollout's forward passes of the learner through torch.compile (hollywood_gin_trainer/forward.py): on
     CUDA as CUDA graphs over batches padded to env.num_envs rows, on the CPU with a dynamic batch size. Compiling
-    takes about half a minute once per run; the weights trained differ from eager ones in the last bits (other
-    roundings); the same seed trains the same weights for every env_threads count. Off until measured to gain on
+    takes seconds to half a minute once per run; the weights trained may differ from eager ones in the last bits
+    (other roundings); the same seed trains the same weights for every env_threads count. Off until measured to gain on
     the machine (docs/TRAINING.md, "Threads")"""
     workers: int = field(default=1, metadata=_allowed(1, 256))
     """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray

@@ -40,13 +40,24 @@ def test_benchmark_runs_in_smoke_mode(script):
     assert numbers and all(v >= 0 for v in numbers), figures
 
 
-@pytest.mark.slow  # two smoke runs of the training loop, 20-50 s
-def test_the_training_benchmark_reports_each_env_thread_count():
-    """`--env-threads 1 2` runs the loop once per count and carries, per count, the whole loop's and the rollout's
-    decisions/s and the split of the time under NAME_threads_N (smoke sizes; the figures are not asserted)."""
+@pytest.mark.slow  # three smoke runs of the training loop (one compiled), 30-70 s
+def test_the_training_benchmark_reports_each_env_thread_count_and_the_compiled_loop():
+    """`--env-threads 1 2 --compile` runs the loop once per count and carries, per count, the whole loop's and the
+    rollout's decisions/s and the split of the time under NAME_threads_N, then the loop with train.compile under
+    NAME_compiled with its gain over eager (smoke sizes; the figures are not asserted)."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "benchmarks/train.py", "--smoke", "--json", "--no-reference", "--env-threads", "1", "2"],
+        [
+            sys.executable,
+            "benchmarks/train.py",
+            "--smoke",
+            "--json",
+            "--no-reference",
+            "--env-threads",
+            "1",
+            "2",
+            "--compile",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -58,6 +69,9 @@ def test_the_training_benchmark_reports_each_env_thread_count():
     for n in (1, 2):
         for name in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "forward_share", "update_share"):
             assert figures[f"{name}_threads_{n}"] > 0, (name, n, figures)
+    for name in ("ppo_steps_per_s_compiled", "rollout_steps_per_s_compiled", "compile_gain", "compile_rollout_gain"):
+        assert figures[name] > 0, (name, figures)
+    assert figures["compile"] is True
     assert "sb3_steps_per_s_8" not in figures
 
 

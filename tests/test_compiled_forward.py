@@ -156,3 +156,23 @@ def test_a_compiled_run_saves_plain_weights_and_resumes_exactly(tmp_path, restor
     train(resumed, 2)
     for name, tensor in run.model.state_dict().items():
         assert torch.equal(resumed.model.state_dict()[name], tensor), name
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (benchmarks/gpu_check.sh runs it there)")
+def test_the_cuda_graph_forward_returns_the_eager_outputs_and_keeps_earlier_ones(compile_calls):
+    """On CUDA the compiled pass runs as CUDA graphs over batches padded to the match count: each batch's rows get
+    the eager outputs, and a later replay does not overwrite what an earlier call returned."""
+    model, obs, table = _model_and_rows(16, seed=2)
+    model, obs, table = model.cuda(), obs.cuda(), table.cuda()
+    forward = RolloutForward(True, "cuda", rows=16)
+    assert forward.pad_to == 16
+    returned = []
+    for count in (3, 16, 9, 3):
+        logits, values = forward(model, obs[:count], table[:count])
+        returned.append((count, logits, values))
+    for count, logits, values in returned:
+        with torch.no_grad():
+            want_logits, want_values = model(obs[:count], table[:count])
+        torch.testing.assert_close(logits, want_logits, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(values, want_values, rtol=1e-4, atol=1e-4)
+    assert compile_calls == [{"mode": "reduce-overhead", "dynamic": False}]
