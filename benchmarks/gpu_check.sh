@@ -4,7 +4,7 @@
 #   2. wheels carried in .whl/ (gymnasium and what it needs, tqdm; pytest and its needs for step 5), installed from
 #      there only, if present (carry it: the run tool's carry=[".whl"])
 #   3. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
-#   4. the default recipe's training loop on --device cuda, 12 s per count of env threads 1 2 4 8 16, torch on
+#   4. the default recipe's training loop on --device "$DEVICE", 12 s per count of env threads 1 2 4 8 16, torch on
 #      2 threads: the whole loop's and the rollout's decisions/s and the split of the time per count
 #      -> $OUT/train_threads.json (one JSON object, the keys of benchmarks/train.py --json) and .txt (readable)
 #   5. the same loop at 16 env threads with train.overlap (two halves, forward beside stepping)
@@ -15,6 +15,7 @@
 #      for 1 and 2 threads; errors and Ctrl-C), the recipe fingerprint's tests and the compiled forward pass's
 #      tests (the CUDA-graph one included) -> $OUT/test_threads.txt
 # Run from anywhere: bash benchmarks/gpu_check.sh; outputs go to $OUT (default: benchmarks/gpu-check-out).
+# A dry run of every step on a machine without a GPU: DEVICE=cpu SECONDS_EACH=3 ENV_THREADS="1 2" OVERLAP_THREADS=2
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -23,6 +24,7 @@ PY=${PYTHON:-python3}
 COUNTS=${ENV_THREADS:-"1 2 4 8 16"}
 SECONDS_EACH=${SECONDS_EACH:-12}
 OVERLAP_THREADS=${OVERLAP_THREADS:-16}
+DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1
@@ -44,24 +46,25 @@ if [ -d .whl ]; then  # no network: only what was carried; what is installed alr
     done
 fi
 
+exec 3>&1  # the script's own stdout, for the steps' reports (each step's stdout goes to its output file)
 step() {  # step NAME SECONDS COMMAND...: run with a time limit, say how it ended
     local name=$1 limit=$2
     shift 2
     local began=$SECONDS
     timeout "$limit" "$@"
     local status=$?
-    echo "== $name: exit $status after $((SECONDS - began)) s" | tee -a "$OUT/steps.txt"
+    echo "== $name: exit $status after $((SECONDS - began)) s" | tee -a "$OUT/steps.txt" >&3  # not into its output
 }
 
-step smoke 150 $PY benchmarks/train.py --smoke --json --no-reference --device cuda --env-threads 2 \
+step smoke 150 $PY benchmarks/train.py --smoke --json --no-reference --device "$DEVICE" --env-threads 2 \
     > "$OUT/smoke.json" 2> "$OUT/smoke.err"
 # shellcheck disable=SC2086  # COUNTS is a list of numbers
-step train_threads 210 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
+step train_threads 210 $PY benchmarks/train.py --json --no-reference --device "$DEVICE" --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads $COUNTS > "$OUT/train_threads.json" 2> "$OUT/train_threads.err"
-step train_overlap 60 $PY benchmarks/train.py --json --no-reference --device cuda --threads 2 \
+step train_overlap 60 $PY benchmarks/train.py --json --no-reference --device "$DEVICE" --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --overlap \
     > "$OUT/train_overlap.json" 2> "$OUT/train_overlap.err"
-step train_compile 150 $PY benchmarks/train.py --no-reference --device cuda --threads 2 \
+step train_compile 150 $PY benchmarks/train.py --no-reference --device "$DEVICE" --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --compile \
     > "$OUT/train_compile.txt" 2> "$OUT/train_compile.err"
 cat "$OUT/train_compile.txt"
