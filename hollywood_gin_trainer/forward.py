@@ -53,3 +53,19 @@ def pad_rows(rows: torch.Tensor, count: int) -> torch.Tensor:
     if rows.shape[0] == count:
         return rows
     return torch.cat([rows, rows.new_zeros((count - rows.shape[0], *rows.shape[1:]))])
+
+
+def check_compiles(model: nn.Module, device: torch.device | str, rows: int, table_size: int) -> None:
+    """Compile the model's rollout pass once, on two rows (torch specializes a batch of one), so that a machine
+    where torch.compile cannot work (no C++ compiler, an unsupported device) says so when the run starts, not after
+    its warm start."""
+    obs = torch.zeros(2, model.policy.input_size, device=device)
+    table = torch.zeros(2, table_size, device=device)
+    try:
+        RolloutForward(True, device, rows)(model, obs, table)
+    except Exception as error:  # inductor raises many kinds; each means the same to the user
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise RuntimeError(
+            f"train.compile=true: torch.compile failed on this machine ({type(error).__name__}: {reason:.200}); "
+            "set train.compile=false"
+        ) from error

@@ -35,8 +35,10 @@ from hollywood_gin_env.evaluate import summarize_pair
 from hollywood_gin_env.threads import check_num_threads, set_default_threads
 from hollywood_gin_trainer.arena import Arena, OverlapArena, RolloutTimings
 from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_update
+from hollywood_gin_trainer.tableview import table_view_size
 from hollywood_gin_trainer.trainstate import (
     TRAIN_KEY,
     Progress,
@@ -95,6 +97,10 @@ class TrainingRun:
         self.model = ActorCritic.for_config(config)
         self.policy_config = self.model.policy_config  # checked once, by the model
         self.model.to(self.device)
+        if config.train.compile:  # fails here, not after the warm start, where torch.compile cannot work
+            check_compiles(
+                self.model, self.device, config.env.num_envs, table_view_size(config.model.critic_stock_cards)
+            )
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads)
         if config.train.workers > 1:  # the matches live on Ray actors (workers.py); only then is Ray imported

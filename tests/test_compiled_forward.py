@@ -176,3 +176,18 @@ def test_the_cuda_graph_forward_returns_the_eager_outputs_and_keeps_earlier_ones
         torch.testing.assert_close(logits, want_logits, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(values, want_values, rtol=1e-4, atol=1e-4)
     assert compile_calls == [{"mode": "reduce-overhead", "dynamic": False}]
+
+
+def test_a_run_whose_forward_pass_cannot_compile_stops_at_creation_naming_the_option(monkeypatch):
+    """Where torch.compile fails (here: made to fail), creating a train.compile run raises one error naming
+    train.compile and the way out, before any warm start or rollout."""
+
+    def broken(model, **kwargs):
+        def fail(*args):
+            raise OSError("no C++ compiler found\nsecond line")
+
+        return fail
+
+    monkeypatch.setattr(torch, "compile", broken)
+    with pytest.raises(RuntimeError, match=r"train.compile=true: torch.compile failed on this machine \(OSError: no C"):
+        TrainingRun.create(load_config("configs/smoke.toml", ["train.compile=true"]))
