@@ -75,12 +75,12 @@ lines = open(sys.argv[1]).read().strip().splitlines()
 figures = json.loads(lines[-1]) if lines else {}
 counts = sorted(int(k.rsplit("_", 1)[1]) for k in figures if k.startswith("ppo_steps_per_s_threads_"))
 print(f"overlap: {figures.get('overlap')}")
-print("env threads | decisions/s (whole loop) | rollout alone | rollout share (forward) | update share")
+print("env threads | decisions/s (whole loop) | rollout alone | rollout share (forward) | update share | update rows/s")
 for n in counts:
     f = {k: figures[f"{k}_threads_{n}"] for k in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share",
-                                                  "forward_share", "update_share")}
+                                                  "forward_share", "update_share", "update_rows_per_s")}
     print(f"{n} | {f['ppo_steps_per_s']:,.0f} | {f['rollout_steps_per_s']:,.0f} | {f['rollout_share']:.0%} "
-          f"({f['forward_share']:.0%}) | {f['update_share']:.0%}")
+          f"({f['forward_share']:.0%}) | {f['update_share']:.0%} | {f['update_rows_per_s']:,.0f}")
 EOF
     cat "$OUT/$name.txt"
 done

@@ -22,10 +22,13 @@ from which a cluster's rollout rate is projected (docs/SCALING.md).
 opponents, the lookahead inputs, the play-outs, the reward credit and GAE) on N threads of this process
 (hollywood_gin_env/threads.py; every count plays the same games) and adds, per N, `ppo_steps_per_s_threads_N` (the
 whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time alone) and the shares of the time
-(`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`); the plain keys are then the
-first N's. Without it the kernels use the CPUs this process may use. `--overlap` runs every measurement of our
-loop with `train.overlap = true` (two halves of the matches in two threads: one half's forward pass beside the
-other's stepping; hollywood_gin_trainer/arena.py's `OverlapArena`). `--compile` measures the loop a second time
+(`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`), the update's own speed
+(`update_rows_per_s_threads_N`: rows of every gradient step over the update's seconds, the same whether PPO stops
+its epochs early at target_kl or not) and `epochs_per_rollout_threads_N` (those rows over the decisions: how many
+epochs the update ran, on average); the plain keys are then the first N's. Without it the kernels use the CPUs
+this process may use. `--overlap` runs every measurement of our loop with `train.overlap = true` (two halves of the
+matches in two threads: one half's forward pass beside the other's stepping; hollywood_gin_trainer/arena.py's
+`OverlapArena`). `--compile` measures the loop a second time
 with `train.compile = true` (the learner's rollout forward passes through torch.compile; hollywood_gin_trainer/
 forward.py) on the first count's kernel threads, and adds the `_compiled` figures, `compile_gain` (the whole loop,
 compiled over eager) and `compile_rollout_gain` (the rollout alone); `first_update_s` is the first, uncounted update
@@ -47,7 +50,15 @@ sys.path.insert(0, str(ROOT))
 
 SB3_ENVS = (1, 8)
 #: What `--env-threads N` reports per N (as NAME_threads_N).
-THREAD_FIGURES = ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share", "forward_share", "update_share")
+THREAD_FIGURES = (
+    "ppo_steps_per_s",
+    "rollout_steps_per_s",
+    "rollout_share",
+    "forward_share",
+    "update_share",
+    "update_rows_per_s",
+    "epochs_per_rollout",
+)
 #: What `--compile` reports (as NAME_compiled).
 COMPILE_FIGURES = (*THREAD_FIGURES, "first_update_s")
 
@@ -81,6 +92,7 @@ def ours(
     run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
     run.start()
     totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0, "worker_rows": 0, "worker_s": 0.0}
+    totals["rows_trained"] = 0.0
     update, started, first = 0, None, time.perf_counter()
     while True:
         update += 1
@@ -88,7 +100,7 @@ def ours(
         t0 = time.perf_counter()
         batch = run.collect()
         t1 = time.perf_counter()
-        run.learn(batch, ent_coef)
+        losses = run.learn(batch, ent_coef)
         t2 = time.perf_counter()
         if update == 1:  # warms the caches and the kernels (and compiles, with train.compile); not counted
             started = time.perf_counter()
@@ -98,6 +110,7 @@ def ours(
         totals["forward"] += run.timings.forward_s
         totals["update"] += t2 - t1
         totals["decisions"] += len(batch)
+        totals["rows_trained"] += losses["rows_trained"]
         if workers > 1:
             totals["worker_rows"] += sum(run.timings.worker_rows)
             totals["worker_s"] += sum(run.timings.worker_seconds)
@@ -124,6 +137,8 @@ def ours(
         "forward_share": totals["forward"] / total,
         "env_and_opponents_share": (totals["rollout"] - totals["forward"]) / total,
         "update_share": totals["update"] / total,
+        "update_rows_per_s": totals["rows_trained"] / totals["update"],
+        "epochs_per_rollout": totals["rows_trained"] / totals["decisions"],
     }
 
 
@@ -242,7 +257,8 @@ def print_figures(result: dict, args: argparse.Namespace, counts: list[int]) -> 
         print(
             f"  {n} env threads: {figure['ppo_steps_per_s']:,.0f} decisions/s, rollout alone "
             f"{figure['rollout_steps_per_s']:,.0f} (rollout {figure['rollout_share']:.0%}, of which forward "
-            f"{figure['forward_share']:.0%}; update {figure['update_share']:.0%})"
+            f"{figure['forward_share']:.0%}; update {figure['update_share']:.0%}, {figure['update_rows_per_s']:,.0f} "
+            f"rows/s, {figure['epochs_per_rollout']:.2f} epochs a rollout)"
         )
     if args.compile:
         print(

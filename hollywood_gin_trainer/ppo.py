@@ -116,14 +116,16 @@ def ppo_update(
     ent_coef: float,
     generator: torch.Generator,
 ) -> dict[str, float]:
-    """Epochs of minibatch PPO on one rollout; stops early once approx KL passes target_kl. Returns the losses."""
+    """Epochs of minibatch PPO on one rollout; stops early once approx KL passes target_kl. Returns the losses and
+    `rows_trained`, the rows of every gradient step taken (a row once per epoch that reached it)."""
     size, stats = len(batch), {}
-    clipfracs, stop = [], False
+    clipfracs, stop, rows_trained = [], False, 0
     for _ in range(config.epochs):
         order = torch.randperm(size, generator=generator, device=batch.obs.device)
         for start in range(0, size, config.minibatch_size):
             idx = order[start : start + config.minibatch_size]
             stats = _minibatch_step(model, optimizer, batch, idx, config, ent_coef)
+            rows_trained += len(idx)
             clipfracs.append(stats["clipfrac"])
             if config.target_kl > 0 and stats["approx_kl"] > config.target_kl:
                 stop = True
@@ -135,6 +137,7 @@ def ppo_update(
     stats["clipfrac"] = float(np.mean(clipfracs))
     stats["explained_variance"] = float("nan") if variance == 0 else 1.0 - unexplained / variance
     stats["early_stop"] = float(stop)
+    stats["rows_trained"] = float(rows_trained)  # what the update's time bought (benchmarks/train.py)
     return stats
 
 

@@ -23,7 +23,7 @@ from hollywood_gin_env.handstats import HandCounts  # noqa: E402
 from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
-from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss  # noqa: E402
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss, ppo_update  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
 from hollywood_gin_trainer.tableview import table_view_size  # noqa: E402
 
@@ -354,3 +354,17 @@ def test_a_failing_evaluation_never_costs_the_training_before_it(tmp_path, monke
     saved = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
     assert saved["train"]["progress"]["update"] == 2  # configs/smoke.toml evaluates every 2 updates
     assert not (tmp_path / "run" / ".run.lock").exists()  # and the directory is free again
+
+
+@pytest.mark.parametrize(("target_kl", "stops"), [(0.0, False), (1e-12, True)])
+def test_the_update_reports_the_rows_of_every_gradient_step_it_took(target_kl, stops):
+    """ppo_update's rows_trained counts each row once per epoch that reached it: every epoch's rows without the
+    target-KL stop; with a stop at any KL, the first minibatch or two (the first runs at the rollout's own weights,
+    where the KL is zero up to rounding)."""
+    run = _run(f"ppo.target_kl={target_kl}", "ppo.epochs=3", "ppo.minibatch_size=64")
+    run.start()
+    batch = run.collect()
+    losses = ppo_update(run.model, run.optimizer, batch, run.config.ppo, 0.01, run.generator)
+    assert losses["early_stop"] == float(stops)
+    assert len(batch) > 128  # more than two minibatches: the stop had rows left to skip
+    assert losses["rows_trained"] in ((64, 128) if stops else (3 * len(batch),))
