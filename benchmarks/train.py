@@ -91,9 +91,16 @@ def ours(
         overrides += ["env.num_envs=16", "ppo.rollout_steps=8", "ppo.minibatch_size=64"]
     run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
     run.start()
-    totals = {"rollout": 0.0, "forward": 0.0, "update": 0.0, "decisions": 0, "worker_rows": 0, "worker_s": 0.0}
-    totals["rows_trained"] = 0.0
-    update, started, first = 0, None, time.perf_counter()
+    totals = {
+        "rollout": 0.0,
+        "forward": 0.0,
+        "update": 0.0,
+        "decisions": 0,
+        "rows_trained": 0.0,
+        "worker_rows": 0,
+        "worker_s": 0.0,
+    }
+    update, started, began = 0, None, time.perf_counter()
     while True:
         update += 1
         _, ent_coef = run.schedule(update)
@@ -104,7 +111,7 @@ def ours(
         t2 = time.perf_counter()
         if update == 1:  # warms the caches and the kernels (and compiles, with train.compile); not counted
             started = time.perf_counter()
-            first = started - first
+            first = started - began
             continue
         totals["rollout"] += t1 - t0
         totals["forward"] += run.timings.forward_s

@@ -78,9 +78,12 @@ def fingerprint_config(
 ) -> Config:
     """The scaled-down recipe (configs/default.toml with SCALED, or TINY, applied) on `env_threads` kernel threads,
     with train.overlap and train.compile as given."""
-    threads = [f"train.env_threads={env_threads}", f"train.overlap={str(overlap).lower()}"]
-    threads.append(f"train.compile={str(compiled).lower()}")
-    return load_config(str(RECIPE), [*(TINY if tiny else SCALED), *threads])
+    options = [
+        f"train.env_threads={env_threads}",
+        f"train.overlap={str(overlap).lower()}",
+        f"train.compile={str(compiled).lower()}",
+    ]
+    return load_config(str(RECIPE), [*(TINY if tiny else SCALED), *options])
 
 
 def _feed(digest: Any, value: Any) -> None:
