@@ -304,21 +304,27 @@ def _apply(i: int, action: int, s: EngineState, params: np.ndarray) -> None:
 
 
 @njit_inline
-def step_match(i: int, action: int, active: bool, s: EngineState, params: np.ndarray) -> None:
-    """Advance match i by `action` if active (an illegal action sets S_ILLEGAL and changes nothing)."""
-    flags, legal = s.last_step, s.legal
+def _starts_step(i: int, action: int, active: bool, flags, legal) -> bool:
+    """Clear match i's per-step flags; True if it is active and `action` is legal (else S_ILLEGAL is set)."""
     # The per-step flags describe this call, so matches left out of it report that nothing happened.
     flags[i, S_HAND_OVER] = 0
     flags[i, S_DONE_NOW] = 0
     flags[i, S_DRAWN] = -1
     flags[i, S_ILLEGAL] = 0
     if not active:
-        return
+        return False
     if action < 0 or action >= legal.shape[1] or legal[i, action] == 0:
         flags[i, S_ILLEGAL] = 1
-        return
-    _apply(i, action, s, params)
-    update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
+        return False
+    return True
+
+
+@njit_inline
+def step_match(i: int, action: int, active: bool, s: EngineState, params: np.ndarray) -> None:
+    """Advance match i by `action` if active (an illegal action sets S_ILLEGAL and changes nothing)."""
+    if _starts_step(i, action, active, s.last_step, s.legal):
+        _apply(i, action, s, params)
+        update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
 
 
 @njit
@@ -326,7 +332,10 @@ def step_kernel(actions, active, params, arrays) -> None:
     """Advance every active match by its action; illegal actions set S_ILLEGAL and change nothing."""
     s = named(arrays)
     for i in range(s.last_step.shape[0]):
-        step_match(i, actions[i], active[i], s, params)
+        # step_match's body written out: with step_match inlined here the loop runs 1.3x slower (measured)
+        if _starts_step(i, actions[i], active[i], s.last_step, s.legal):
+            _apply(i, actions[i], s, params)
+            update_legal(i, s.match, s.hands, s.legal, s.discard_dw, params)
 
 
 @njit
