@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU, no network), about 8 minutes:
+# The kernel-thread check on a GPU machine (16 cores, one CUDA GPU), about 7 minutes, with the project installed
+# (`python -m pip install -e ".[test]"`):
 #   1. the machine (CPUs this process may use, the GPU, the versions) -> $OUT/machine.txt
-#   2. wheels carried in .whl/ (gymnasium and what it needs, tqdm; pytest and its needs for step 5), installed from
-#      there only, if present (carry it: the run tool's carry=[".whl"])
-#   3. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
-#   4. the default recipe's training loop on --device "$DEVICE", 12 s per count of env threads 1 2 4 8 16, torch on
+#   2. a smoke run that compiles the numba kernels (cached on disk for the runs after it) -> $OUT/smoke.json
+#   3. the default recipe's training loop on --device "$DEVICE", 12 s per count of env threads 1 2 4 8 16, torch on
 #      2 threads: the whole loop's and the rollout's decisions/s and the split of the time per count
 #      -> $OUT/train_threads.json (one JSON object, the keys of benchmarks/train.py --json) and .txt (readable)
-#   5. the same loop at 16 env threads with train.overlap (two halves, forward beside stepping)
-#      -> $OUT/train_overlap.json and .txt
-#   6. the same loop at 16 env threads eager, then with train.compile (CUDA graphs over fixed-shape batches)
+#   4. the same loop at 16 env threads eager, then with train.compile (CUDA graphs over fixed-shape batches)
 #      -> $OUT/train_compile.txt (the compiled loop's decisions/s and its gain over eager, in the same run)
-#   7. the thread tests (bit-identical envs, heuristics, evaluations and training runs, with and without overlap,
-#      for 1 and 2 threads; errors and Ctrl-C), the recipe fingerprint's tests and the compiled forward pass's
-#      tests (the CUDA-graph one included) -> $OUT/test_threads.txt
+#   5. the thread tests (bit-identical envs, heuristics, evaluations and training runs for 1 and 2 threads; errors
+#      and Ctrl-C), the recipe fingerprint's tests and the compiled forward pass's tests (the CUDA-graph one
+#      included) -> $OUT/test_threads.txt
 # Run from anywhere: bash benchmarks/gpu_check.sh; outputs go to $OUT (default: benchmarks/gpu-check-out).
-# A dry run of every step on a machine without a GPU: DEVICE=cpu SECONDS_EACH=3 ENV_THREADS="1 2" OVERLAP_THREADS=2
+# A dry run of every step on a machine without a GPU: DEVICE=cpu SECONDS_EACH=3 ENV_THREADS="1 2" COMPILE_THREADS=2
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -23,7 +20,7 @@ OUT=${OUT:-$ROOT/benchmarks/gpu-check-out}
 PY=${PYTHON:-python3}
 COUNTS=${ENV_THREADS:-"1 2 4 8 16"}
 SECONDS_EACH=${SECONDS_EACH:-12}
-OVERLAP_THREADS=${OVERLAP_THREADS:-16}
+COMPILE_THREADS=${COMPILE_THREADS:-16}
 DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
@@ -38,13 +35,6 @@ export OMP_NUM_THREADS=2 PYTHONUNBUFFERED=1
         "numba", numba.__version__, "torch", torch.__version__, "cuda", torch.cuda.is_available())'
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"
-
-if [ -d .whl ]; then  # no network: only what was carried; what is installed already stays; one at a time, so
-    for package in gymnasium tqdm pytest; do  # a wheel that was not carried stops only its own package
-        $PY -m pip install --quiet --no-index --find-links .whl "$package" >> "$OUT/pip.txt" 2>&1 \
-            || echo "pip: $package not installed from .whl (see pip.txt)"
-    done
-fi
 
 exec 3>&1  # the script's own stdout, for the steps' reports (each step's stdout goes to its output file)
 step() {  # step NAME SECONDS COMMAND...: run with a time limit, say how it ended
@@ -61,20 +51,16 @@ step smoke 150 $PY benchmarks/train.py --smoke --json --no-reference --device "$
 # shellcheck disable=SC2086  # COUNTS is a list of numbers
 step train_threads 210 $PY benchmarks/train.py --json --no-reference --device "$DEVICE" --threads 2 \
     --seconds "$SECONDS_EACH" --env-threads $COUNTS > "$OUT/train_threads.json" 2> "$OUT/train_threads.err"
-step train_overlap 60 $PY benchmarks/train.py --json --no-reference --device "$DEVICE" --threads 2 \
-    --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --overlap \
-    > "$OUT/train_overlap.json" 2> "$OUT/train_overlap.err"
 step train_compile 150 $PY benchmarks/train.py --no-reference --device "$DEVICE" --threads 2 \
-    --seconds "$SECONDS_EACH" --env-threads "$OVERLAP_THREADS" --compile \
+    --seconds "$SECONDS_EACH" --env-threads "$COMPILE_THREADS" --compile \
     > "$OUT/train_compile.txt" 2> "$OUT/train_compile.err"
 cat "$OUT/train_compile.txt"
-for name in train_threads train_overlap; do
+for name in train_threads; do
     $PY - "$OUT/$name.json" > "$OUT/$name.txt" 2>&1 <<'EOF'
 import json, sys
 lines = open(sys.argv[1]).read().strip().splitlines()
 figures = json.loads(lines[-1]) if lines else {}
 counts = sorted(int(k.rsplit("_", 1)[1]) for k in figures if k.startswith("ppo_steps_per_s_threads_"))
-print(f"overlap: {figures.get('overlap')}")
 print("env threads | decisions/s (whole loop) | rollout alone | rollout share (forward) | update share | update rows/s")
 for n in counts:
     f = {k: figures[f"{k}_threads_{n}"] for k in ("ppo_steps_per_s", "rollout_steps_per_s", "rollout_share",

@@ -4,7 +4,6 @@
     python benchmarks/train.py --smoke          # a few seconds: checks the benchmark runs (CI), figures not meant
     python benchmarks/train.py --workers 1 2    # the same loop with train.workers = K rollout workers on Ray
     python benchmarks/train.py --env-threads 1 2 4 --no-reference   # the loop once per count of kernel threads
-    python benchmarks/train.py --env-threads 16 --overlap --no-reference   # with train.overlap (two halves)
     python benchmarks/train.py --compile --no-reference   # eager, then with train.compile = true
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (the collect and learn of
@@ -26,9 +25,7 @@ whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time 
 (`update_rows_per_s_threads_N`: rows of every gradient step over the update's seconds, the same whether PPO stops
 its epochs early at target_kl or not) and `epochs_per_rollout_threads_N` (those rows over the decisions: how many
 epochs the update ran, on average); the plain keys are then the first N's. Without it the kernels use the CPUs
-this process may use. `--overlap` runs every measurement of our loop with `train.overlap = true` (two halves of the
-matches in two threads: one half's forward pass beside the other's stepping; hollywood_gin_trainer/arena.py's
-`OverlapArena`). `--compile` measures the loop a second time
+this process may use. `--compile` measures the loop a second time
 with `train.compile = true` (the learner's rollout forward passes through torch.compile; hollywood_gin_trainer/
 forward.py) on the first count's kernel threads, and adds the `_compiled` figures, `compile_gain` (the whole loop,
 compiled over eager) and `compile_rollout_gain` (the rollout alone); `first_update_s` is the first, uncounted update
@@ -70,7 +67,6 @@ def ours(
     num_envs: int | None,
     smoke: bool,
     workers: int = 1,
-    overlap: bool = False,
     compiled: bool = False,
 ) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
@@ -82,7 +78,6 @@ def ours(
         "warmstart.teacher_weights=[]",
         f"train.torch_threads={threads}",
         f"train.workers={workers}",
-        f"train.overlap={str(overlap).lower()}",
         f"train.compile={str(compiled).lower()}",
     ]
     if num_envs:
@@ -188,9 +183,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-reference", action="store_true", help="skip MaskablePPO (needs sb3-contrib)")
     parser.add_argument(
-        "--overlap", action="store_true", help="our loop with train.overlap = true (not with --workers)"
-    )
-    parser.add_argument(
         "--compile",
         action="store_true",
         help="measure our loop again with train.compile = true (after the eager one, same thread count)",
@@ -212,26 +204,22 @@ def main(argv: list[str] | None = None) -> int:
     seconds = 0.5 if args.smoke else args.seconds
     if min(args.workers) < 1:
         parser.error(f"--workers {' '.join(map(str, args.workers))}: each K must be at least 1")
-    if args.overlap and max(args.workers) > 1:
-        parser.error("--overlap splits the matches of one process: use it without --workers K > 1")
     try:
         counts = [check_num_threads(n, "--env-threads") for n in args.env_threads]
     except ValueError as error:
         parser.error(str(error))
-    result: dict = {"threads": args.threads, "device": args.device, "overlap": args.overlap, "compile": args.compile}
+    result: dict = {"threads": args.threads, "device": args.device, "compile": args.compile}
     for n in counts:
         set_default_threads(n)  # every env, agent and policy the run builds takes n kernel threads
-        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap)
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke)
         result.update({f"{name}_threads_{n}": figures[name] for name in THREAD_FIGURES})
         result.update({"env_threads": n, **figures} if n == counts[0] else {})  # the plain keys: the first count's
     set_default_threads(None)
     if not counts:
-        result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap))
+        result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke))
     if args.compile:  # on the first count's kernel threads, against the eager figures above
         set_default_threads(counts[0] if counts else None)
-        figures = ours(
-            seconds, args.threads, args.device, args.num_envs, args.smoke, overlap=args.overlap, compiled=True
-        )
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, compiled=True)
         set_default_threads(None)
         result.update({f"{name}_compiled": figures[name] for name in COMPILE_FIGURES})
         result["compile_gain"] = figures["ppo_steps_per_s"] / result["ppo_steps_per_s"]
@@ -253,8 +241,7 @@ def main(argv: list[str] | None = None) -> int:
 def print_figures(result: dict, args: argparse.Namespace, counts: list[int]) -> None:
     """The figures as lines of text."""
     print(
-        f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads"
-        f"{', overlap' if args.overlap else ''}): "
+        f"this project's PPO ({result['num_envs']} matches, {args.device}, {args.threads} threads): "
         f"{result['ppo_steps_per_s']:,.0f} decisions/s (rollout {result['rollout_share']:.0%}, of which policy "
         f"forward {result['forward_share']:.0%}; update {result['update_share']:.0%}); rollout alone: "
         f"{result['rollout_steps_per_s']:,.0f} decisions/s"

@@ -34,7 +34,6 @@ import numpy as np
 
 from hollywood_gin_env.agents import AgentProtocol
 from hollywood_gin_env.engine import Engine, as_actions
-from hollywood_gin_env.history import HistoryRecorder, reads_history
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import check_seed
@@ -146,12 +145,9 @@ def duplicate_deals(
     return np.repeat(seeds, 2), np.repeat(dealers, 2), seat_a
 
 
-def _choose(
-    agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray, histories: list | None = None
-) -> tuple[np.ndarray, int]:
-    """The agent's actions for a batch (with `histories`, one per row, for an agent that reads them) with illegal
-    ones replaced (see module docstring); their count."""
-    actions = np.asarray(agent.act(obs, masks) if histories is None else agent.act(obs, masks, histories))
+def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, int]:
+    """The agent's actions for a batch with illegal ones replaced (see module docstring); their count."""
+    actions = np.asarray(agent.act(obs, masks))
     if actions.shape != (obs.shape[0],):
         raise ValueError(f"agent {agent.name!r} returned actions of shape {actions.shape}, expected ({obs.shape[0]},)")
     actions = as_actions(actions, obs.shape[0], f"the actions of agent {agent.name!r}").copy()  # no float casts
@@ -199,7 +195,6 @@ class _Table:
         rules: Rules | None,
         max_decisions: int = MAX_MATCH_DECISIONS,
         num_threads: int | None = None,
-        histories: tuple[bool, bool] = (False, False),
     ) -> None:
         seeds, dealers, self.seat_a = deals
         self.max_decisions = max_decisions
@@ -207,9 +202,6 @@ class _Table:
         self.aborted = np.zeros(len(seeds), dtype=np.bool_)
         self.engine = Engine(len(seeds), rules, num_threads)
         self.engine.new_matches(seeds=seeds, first_dealers=dealers)
-        # per side (A, B): the hands' histories from that side's seats, kept only for an agent that reads them
-        seats = (self.seat_a, 1 - self.seat_a)
-        self.recorders = tuple(HistoryRecorder(self.engine, seats[s]) if histories[s] else None for s in (0, 1))
         self.obs = np.zeros((len(seeds), OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((len(seeds), NUM_ACTIONS), dtype=np.int8)
         self.actions = np.zeros(len(seeds), dtype=np.int64)
@@ -223,17 +215,12 @@ class _Table:
         for side, agent in enumerate(agents):
             rows = np.flatnonzero(active & ((players == self.seat_a) == (side == 0)))
             if rows.size:
-                recorder = self.recorders[side]
-                histories = None if recorder is None else [recorder.histories[m] for m in rows]
                 begin = time.perf_counter()
-                self.actions[rows], bad = _choose(agent, self.obs[rows], self.masks[rows], histories)
+                self.actions[rows], bad = _choose(agent, self.obs[rows], self.masks[rows])
                 record.act_seconds[side] += time.perf_counter() - begin
                 record.illegal[side] += bad
                 record.decisions[side] += rows.size
         engine.step(self.actions, active)
-        for recorder in self.recorders:
-            if recorder is not None:
-                recorder.record(self.actions, active)
         if engine.illegal[active].any():  # every action was checked against the mask above
             raise RuntimeError("the engine refused an action its own legal mask allowed")
         self.decisions[active] += 1
@@ -273,8 +260,7 @@ def play_hands(
     if type(max_decisions) is not int or max_decisions < 1:
         raise ValueError(f"max_decisions={max_decisions!r} is not allowed: use a whole number >= 1")
     deals = duplicate_deals(num_matches, seed, start, stop)
-    histories = (reads_history(agents[0]), reads_history(agents[1]))
-    table = _Table(deals, rules, max_decisions=max_decisions, num_threads=num_threads, histories=histories)
+    table = _Table(deals, rules, max_decisions=max_decisions, num_threads=num_threads)
     record, hands = PairRecord(*(names or (agents[0].name, agents[1].name))), []
     while not table.finished:
         hands.append(table.step(agents, record))

@@ -175,7 +175,7 @@ def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable)
     agents, pair = None, -1
     for job in jobs:
         if job.pair != pair:
-            agents = tuple(load_agent(spec, num_threads=job.env_threads, rules=job.rules) for spec in job.specs)
+            agents = tuple(load_agent(spec, num_threads=job.env_threads) for spec in job.specs)
             pair = job.pair
         on_result(job, play_job(job, agents, on_step))
 
@@ -225,8 +225,9 @@ def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None 
 
 
 def parse_agent_arg(text: str) -> tuple[str | None, str]:
-    """One --agents item: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A spec's own options come after
-    a colon (search:rollouts=64), so text whose first "=" follows a ":" is a plain spec."""
+    """One --agents item: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A checkpoint's path comes after a
+    colon and may hold a "=" (checkpoint:runs/lr=3e-4/policy.pt), so text whose first "=" follows a ":" is a plain
+    spec."""
     name, sep, spec = text.partition("=")
     if not sep or ":" in name:
         return None, text
@@ -470,7 +471,7 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, search[:OPTIONS], bot (the shipped bot), checkpoint:PATH, each "
+        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, each "
              f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help="matches per pair, even: duplicate pairs (default: %(default)s)")

@@ -34,7 +34,6 @@ from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
-from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.userfiles import read_user_file
 
 
@@ -42,10 +41,10 @@ def _is_checkpoint(spec: object) -> bool:
     return isinstance(spec, str) and spec.strip().lower().startswith(CHECKPOINT_PREFIX)
 
 
-def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int, rules: Rules) -> AgentProtocol:
+def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int) -> AgentProtocol:
     """The agent of a spec, inside a task; a checkpoint comes as the file's bytes (validated by the reader)."""
     if blob is None:
-        agent = load_agent(spec, num_threads=num_threads, rules=rules)
+        agent = load_agent(spec, num_threads=num_threads)
     else:
         with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
             path = os.path.join(folder, "checkpoint.pt")
@@ -69,9 +68,7 @@ def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) 
     if job.env_threads is None:  # a task holds one of Ray's CPUs: all of the machine's would oversubscribe it
         job = dataclasses.replace(job, env_threads=1)
     blobs = (blob_a, blob_b)
-    agents = tuple(
-        _worker_agent(s, n, b, job.env_threads, job.rules) for s, n, b in zip(job.specs, job.names, blobs, strict=True)
-    )
+    agents = tuple(_worker_agent(s, n, b, job.env_threads) for s, n, b in zip(job.specs, job.names, blobs, strict=True))
     return play_job(job, agents)
 
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from hollywood_gin_env.cards import NUM_CARDS, from_mask
 from hollywood_gin_env.engine import Engine, check_deck, illegal_action_message
-from hollywood_gin_env.history import HandHistory, HistoryRecorder
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
 from hollywood_gin_env.scoring import KIND_DEAD, KIND_NAMES, MAX_GAMES
@@ -88,10 +87,6 @@ class Game:
             }
         ]
         self._log_deal()
-        # each seat's view of the hand so far, for an agent that reads the order of events (`history`)
-        self._views: tuple[HistoryRecorder, ...] | None = tuple(
-            HistoryRecorder(self._engine, np.array([seat])) for seat in (0, 1)
-        )
 
     # --- state -----------------------------------------------------------------------------------
     @property
@@ -161,17 +156,6 @@ class Game:
         results = [e for e in self.events if e["type"] == "hand_result"]
         return results[-1] if results else None
 
-    def history(self, player: int) -> HandHistory:
-        """The current hand as `player` saw it, every action in order (hollywood_gin_env/history.py), a copy."""
-        if player not in (0, 1) or isinstance(player, bool):
-            raise ValueError(f"player={player!r} is not allowed: use 0 or 1")
-        if self._views is None:
-            raise ValueError("this Game is a view of a batched engine's match (view_of): it holds no history")
-        history = self._views[player].histories[0]
-        if history is None:
-            raise ValueError("the match is over: there is no hand being played")
-        return history.copy()
-
     def legal_actions(self) -> list[int]:
         """The legal action ids of the player to act (empty once the match is over)."""
         return [int(a) for a in np.flatnonzero(self._engine.legal_mask[0])]
@@ -193,9 +177,6 @@ class Game:
         player, pile_top = self.current_player, self.discard_pile[-1] if self.discard_pile else -1
         hand_no = self.hand_number
         self._engine.step(np.array([action]))
-        if self._views is not None:
-            for view in self._views:
-                view.record(np.array([action]))
         self._log_action(player, action, pile_top)
         if self._engine.hand_over[0]:
             self._log_hand_result()
@@ -299,7 +280,7 @@ class Game:
         game = cls.__new__(cls)
         game._engine = Engine(1, engine.rules)
         engine.state.copy_match(int(index), game._engine.state, 0)
-        game.rules, game.seed, game.events, game._views = engine.rules, None, [], None
+        game.rules, game.seed, game.events = engine.rules, None, []
         return game
 
     # --- display ---------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import numpy as np
 
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.commands import action_words
-from hollywood_gin_env.history import reads_history
 from hollywood_gin_env.melds import min_deadwood
 from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
@@ -44,13 +43,9 @@ def bot_advice(game: Game, player: int, agent: Any) -> str:
 
 
 def agent_choice(agent: Any, game: Game, player: int) -> int:
-    """The agent's action for `player` at the game's position (with the hand's history, for an agent that reads it:
-    its `needs_history`)."""
+    """The agent's action for `player` in the game as it stands."""
     obs = game.observation(player)
-    batch = (obs["observation"][None], obs["action_mask"][None])
-    if reads_history(agent):
-        return int(np.asarray(agent.act(*batch, [game.history(player)]))[0])
-    return int(np.asarray(agent.act(*batch))[0])
+    return int(np.asarray(agent.act(obs["observation"][None], obs["action_mask"][None]))[0])
 
 
 def deadwood_lines(game: Game, player: int) -> list[str]:

@@ -178,7 +178,7 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument(
         "--opponent",
-        help="bot (the shipped bot), checkpoint:PATH, search[:OPTIONS], expert, greedy or random (default: "
+        help="bot (the shipped bot), checkpoint:PATH, expert, greedy or random (default: "
         "bot where torch is installed, else expert)",
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")

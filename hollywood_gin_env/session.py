@@ -90,7 +90,7 @@ class Session:
             raise ValueError(f"human={human!r} is not allowed: use seat 0 or 1")
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
         self.hold_hand_ends = hold_hand_ends
-        self.agent = load_agent(opponent, rules=game.rules)  # the search bot rolls out under the match's rules
+        self.agent = load_agent(opponent)
         self.names = ("You", "Bot") if human == 0 else ("Bot", "You")
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file

@@ -15,9 +15,7 @@ statistics come from the env's step infos (hollywood_gin_env.handstats), never f
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +23,7 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents import AgentProtocol, load_agent
+from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import PolicyAgent
 from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
@@ -37,10 +36,8 @@ from hollywood_gin_trainer.forward import RolloutForward
 from hollywood_gin_trainer.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
 from hollywood_gin_trainer.ppo import ActorCritic, Batch
 from hollywood_gin_trainer.rollout import RolloutStorage
-from hollywood_gin_trainer.tableview import table_view
+from hollywood_gin_trainer.privileged import expert_deal_scores, privileged_view
 
-BATCH_FIELDS = tuple(f.name for f in dataclasses.fields(Batch))
-OVERLAP_STREAM = 0x0E1A  # keeps an overlapped arena's streams apart from Ray workers' (workers.py)
 MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 
 
@@ -49,8 +46,7 @@ class RolloutTimings:
     """Where the last rollout's time went (train.py logs it under time/, benchmarks/train.py reports it)."""
 
     forward_s: float = 0.0
-    """seconds in the learner's forward passes (with Ray workers: the slowest worker's; with train.overlap: the
-    slower half's, which overlap the other half's stepping)"""
+    """seconds in the learner's forward passes (with Ray workers: the slowest worker's)"""
     worker_seconds: list[float] = field(default_factory=list)
     """each Ray worker's own seconds for its share of the rollout (empty in process)"""
     worker_rows: list[int] = field(default_factory=list)
@@ -86,9 +82,8 @@ class Arena:
         self.steps, self.gae = steps, gae  # a PPO rollout's steps per match; (gamma, lambda) of its advantages
         self.storage: RolloutStorage | None = None  # made by the first `collect`, for the model's input rows
         self.timings = RolloutTimings()
-        self.stock_cards = stock_cards  # the table view's (tableview.py)
-        # plays each deal out for the table view
-        self.playout = load_agent("expert", num_threads=self.threads.num_threads) if playout else None
+        self.stock_cards = stock_cards  # the privileged view's (privileged.py)
+        self.playout = playout  # play each deal out with `expert` for the privileged view
         self.deal = np.zeros(num_envs)  # seat 0's score in that play-out of each match's current deal
         self.pool = pool
         self.opponent = np.full(num_envs, SELF, dtype=np.int64)
@@ -174,7 +169,7 @@ class Arena:
             learner = (self.opponent == SELF) | (self.players == self.learner_seat)
             actions = np.zeros(self.num_envs, dtype=np.int64)
             obs, masks = self.obs["observation"], self.obs["action_mask"].astype(np.bool_)
-            table = self._table(self.players)
+            privileged = self._privileged(self.players)
             rows = np.flatnonzero(learner)
             if actor is not None:
                 actions[rows] = actor.act(obs[rows], masks[rows])
@@ -185,12 +180,12 @@ class Arena:
                 started = time.perf_counter()
                 inputs = model.policy.prepare(obs[rows])
                 actions[rows], storage.logprobs[t, rows], storage.values[t, rows] = self._sample(
-                    model, inputs, table[rows], masks[rows], generator
+                    model, inputs, privileged[rows], masks[rows], generator
                 )
                 forward_s += time.perf_counter() - started
                 storage.obs[t, rows] = inputs  # only the learner's rows are ever read back
             self._opponents_act(~learner, obs, masks, actions, generator)
-            storage.table[t], storage.masks[t], storage.actions[t] = table, masks, actions
+            storage.privileged[t], storage.masks[t], storage.actions[t] = privileged, masks, actions
             storage.valid[t], storage.players[t] = learner, self.players
             self._step(storage, actions)
         storage.bootstrap[:] = self._bootstrap(model) if model is not None else 0.0
@@ -217,9 +212,9 @@ class Arena:
 
     def _play_deals_out(self, rows_mask: np.ndarray) -> None:
         """Refresh `deal` where a hand was just dealt (only with `playout`)."""
-        if self.playout is not None and rows_mask.any():
+        if self.playout and rows_mask.any():
             rows = np.flatnonzero(rows_mask)
-            self.deal[rows] = self.env.play_out(rows, self.playout)
+            self.deal[rows] = expert_deal_scores(self.env.engine, rows, DEFAULT_WEIGHTS, self.threads)
 
     def _bootstrap(self, model: ActorCritic) -> np.ndarray:
         """V of each seat's view at the rollout's end (for chains cut by it)."""
@@ -228,21 +223,26 @@ class Arena:
             for p in (0, 1):
                 seat = np.full(self.num_envs, p)
                 view = torch.from_numpy(model.policy.prepare(self.env.observe(seat)["observation"])).to(self.device)
-                table = torch.from_numpy(self._table(seat)).to(self.device)
-                values[:, p] = model.value(view, table).cpu().numpy()
+                privileged = torch.from_numpy(self._privileged(seat)).to(self.device)
+                values[:, p] = model.value(view, privileged).cpu().numpy()
         return values
 
-    def _table(self, seats: np.ndarray) -> np.ndarray:
-        """The table view (tableview.py) of seats[i] in each match."""
-        state = self.env.true_state()
-        return table_view(state, seats, kind_of_opponent(self.opponent), self.deal, self.stock_cards, self.threads)
+    def _privileged(self, seats: np.ndarray) -> np.ndarray:
+        """The privileged view (privileged.py) of seats[i] in each match."""
+        kinds = kind_of_opponent(self.opponent)
+        return privileged_view(self.env.engine, seats, kinds, self.deal, self.stock_cards, self.threads)
 
     def _sample(
-        self, model: ActorCritic, obs: np.ndarray, table: np.ndarray, masks: np.ndarray, generator: torch.Generator
+        self,
+        model: ActorCritic,
+        obs: np.ndarray,
+        privileged: np.ndarray,
+        masks: np.ndarray,
+        generator: torch.Generator,
     ):
         """(actions, log-probabilities, values) of the learner on a batch of input rows, sampled on the device."""
         logits, values = self.forward(
-            model, torch.from_numpy(obs).to(self.device), torch.from_numpy(table).to(self.device)
+            model, torch.from_numpy(obs).to(self.device), torch.from_numpy(privileged).to(self.device)
         )
         with torch.no_grad():
             actions, chosen = sample_masked(logits, torch.from_numpy(masks).to(self.device), generator)
@@ -297,118 +297,6 @@ class Arena:
     def _last_opponent_id(self) -> int:
         """The largest opponent id a match may hold: a heuristic, or one of the pool's snapshots."""
         return EXPERT if self.pool is None else EXPERT + len(self.pool.snapshots)
-
-
-class OverlapArena:
-    """`train.overlap`: the matches in two half `Arena`s played at once in two Python threads (the arena interface).
-
-    While one half's learner forward pass runs (torch releases the GIL; on CUDA it runs asynchronously), the other
-    half's kernels step its matches on the kernel threads: double buffering, as EnvPool's asynchronous mode does.
-    Nothing one half computes depends on the other or on timing: each half has its own matches (half k's match i is
-    dealt from seed + first_k + i, as in one arena), its own numpy and torch streams (`half_streams`) and its own
-    copy of the pool's match counts (`OpponentPool.view`), merged into the pool after the rollout in half order; half
-    0's rows come first in the batch. The model's weights and the pool's snapshots are only read. torch keeps its
-    thread count per OS thread, so the second half's thread sets the run's count before each rollout.
-    """
-
-    def __init__(
-        self,
-        config: Config,
-        pool: OpponentPool,
-        device: torch.device | str = "cpu",
-        num_threads: int | None = None,
-    ) -> None:
-        n = config.env.num_envs
-        self.firsts, sizes = (0, n // 2), (n // 2, n - n // 2)
-        self.pool, self.device, self.seed = pool, torch.device(device), config.train.seed
-        self.halves = []
-        for k, size in enumerate(sizes):
-            rng, generator = half_streams(self.seed, k, self.device)
-            half = Arena.for_config(config, pool.view(), rng, generator, self.device, size, num_threads)
-            self.halves.append(half)
-        self.threads = self.halves[0].threads
-        self.timings = RolloutTimings()
-        self.stats, self.matches = HandCounts(), 0
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="hollywood-gin-overlap")
-
-    def reset(self, seed: int) -> None:
-        """Fresh matches for each half (its share of those dealt from `seed`) and its streams of that seed."""
-        for k, half in enumerate(self.halves):
-            half.rng, half.generator = half_streams(seed, k, self.device)
-            half.pool = self.pool.view()
-            half.reset(seed + self.firsts[k])
-
-    def collect(self, model: ActorCritic) -> Batch:
-        """Both halves' rollouts at once (half 1 on a second thread); their rows concatenated, half 0 first."""
-        start_wins, start_played = self.pool.wins.copy(), self.pool.played.copy()
-        for half in self.halves:
-            half.pool = self.pool.view()
-        other = self._executor.submit(_with_torch_threads, torch.get_num_threads(), self.halves[1].collect, model)
-        try:
-            first = self.halves[0].collect(model)
-        finally:
-            second = other.result()  # never leave the other half running on the model (an error: raised here)
-        self.stats, self.matches = HandCounts(), 0
-        for half in self.halves:
-            self.stats.merge(half.stats)
-            self.matches += half.matches
-            self.pool.wins += half.pool.wins - start_wins
-            self.pool.played += half.pool.played - start_played
-        self.timings = RolloutTimings(forward_s=max(half.timings.forward_s for half in self.halves))
-        return Batch(**{name: torch.cat([getattr(first, name), getattr(second, name)]) for name in BATCH_FIELDS})
-
-    def hand_summary(self) -> dict[str, float]:
-        """The rates of the last rollout's hands (handstats' definitions), their number and matches."""
-        return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
-
-    def snapshot(self, policy: torch.nn.Module, update: int) -> None:
-        """Freeze the policy into the pool as update `update`'s snapshot (each half's view sees it next rollout)."""
-        self.pool.add(policy, update)
-
-    def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
-        """Evaluation chunks as `Arena.evaluate` plays them (they use none of the training matches)."""
-        return self.halves[0].evaluate(model, jobs)
-
-    def state_dict(self) -> dict[str, Any]:
-        """Each half's matches and random streams."""
-        return {
-            "halves": [
-                {"arena": h.state_dict(), "numpy": h.rng.bit_generator.state, "generator": h.generator.get_state()}
-                for h in self.halves
-            ]
-        }
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what `state_dict` saved (after the pool's own state); ValueError naming what does not fit."""
-        halves = state.get("halves") if isinstance(state, dict) else None
-        if not isinstance(halves, list) or len(halves) != 2:
-            raise ValueError("arena: expected the two halves of a run with train.overlap=true")
-        for half, saved in zip(self.halves, halves, strict=True):
-            half.pool = self.pool.view()
-            half.load_state_dict(saved["arena"])
-            rng = np.random.default_rng()
-            rng.bit_generator.state = saved["numpy"]
-            half.generator.set_state(saved["generator"])
-            half.rng = rng
-
-    def close(self) -> None:
-        """Stop the second half's thread."""
-        self._executor.shutdown(wait=True)
-
-
-def _with_torch_threads(count: int, work, *args):
-    """work(*args) with torch's intra-op threads set to `count` in this thread first: OpenMP and MKL keep the count
-    per OS thread, and a thread torch.set_num_threads never ran in would use another (other matmul blockings: other
-    float roundings, so results that depend on when the thread was made)."""
-    torch.set_num_threads(count)
-    return work(*args)
-
-
-def half_streams(seed: int, half: int, device: torch.device) -> tuple[np.random.Generator, torch.Generator]:
-    """Half `half`'s numpy and torch (on `device`) generators of an overlapped arena, derived from the seed."""
-    sequence = np.random.SeedSequence([seed, OVERLAP_STREAM, half])
-    torch_seed = int(sequence.generate_state(1, np.uint64)[0] >> np.uint64(1))
-    return np.random.default_rng(sequence), torch.Generator(device=device).manual_seed(torch_seed)
 
 
 def _seat_array(field: str, tensor: Any, n: int, low: int, high: int) -> np.ndarray:

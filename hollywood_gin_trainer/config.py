@@ -31,7 +31,7 @@ def _allowed(
     return {"low": low, "high": high, "choices": choices, "nonempty": nonempty, "max_len": max_len}
 
 
-# Upper bounds on what allocates or runs in proportion to a size (issue 20): each is far above the shipped recipes
+# Upper bounds on what allocates or runs in proportion to a size: each is far above the shipped recipes
 # (configs/*.toml) and refuses at once what would otherwise fail hours later, out of memory.
 #: train.seed seeds numpy's legacy global generator, which takes 32 bits.
 MAX_TRAIN_SEED = 2**32 - 1
@@ -63,7 +63,7 @@ class TrainConfig:
     torch_threads: int = field(default=2, metadata=_allowed(1, 256))
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
     env_threads: int | None = field(default=None, metadata=_allowed(1, MAX_THREADS))
-    """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the table view,
+    """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the privileged view,
     the play-outs, the reward credit and GAE; hollywood_gin_env/threads.py), 1..1024; absent (None): the CPUs this
     process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
     `workers = K > 1` each Ray worker takes 1 unless this is set (then each takes this many). docs/TRAINING.md,
@@ -71,11 +71,6 @@ class TrainConfig:
     max_minutes: float = field(default=115.0, metadata=_allowed(0.0))
     """wall-time cap of the whole run, warm start included (0: none): the first update past it is the last one,
     evaluated and saved as if `updates` had been reached (a safety net; size `updates` to finish before it)"""
-    overlap: bool = False
-    """split the matches into two halves, each with its own random streams, played in two threads: while one half's
-    forward pass runs (on the GPU, or on torch's threads), the other's kernels step (double buffering). The same
-    seed trains the same weights for every env_threads count, but other weights than without it (other streams).
-    Off until measured to gain (docs/TRAINING.md, "Threads"); not with workers > 1"""
     compile: bool = False
     """run the rollout's forward passes of the learner through torch.compile (hollywood_gin_trainer/forward.py): on
     CUDA as CUDA graphs over batches padded to env.num_envs rows, on the CPU with a dynamic batch size. Compiling
@@ -118,16 +113,16 @@ class ModelConfig:
     """the network also reads what `expert` computes before it acts, for each card (expected deadwood,
     knock and gin chances after the next draw, danger) and for a stock draw (hollywood_gin_env/agents/
     lookahead_planes.py; about 60 us of numba a decision)"""
-    critic: str = field(default="table", metadata=_allowed(choices=("player", "table")))
-    """the value head's inputs: "player", the torso's features of the observation; "table", those and what the
+    critic: str = field(default="privileged", metadata=_allowed(choices=("player", "privileged")))
+    """the value head's inputs: "player", the torso's features of the observation; "privileged", those and what the
     player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
-    tableview.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
+    privileged.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
     critic_stock_cards: int = field(default=12, metadata=_allowed(1, 16))
-    """"table" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
+    """"privileged" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
     bytes more for every decision the warm start and a rollout hold)"""
     critic_playout: bool = True
-    """"table" critic only: the value head also sees the score of `expert` playing each hand's deal out against
-    itself on the same stock (one play-out a hand, tableview.py)"""
+    """"privileged" critic only: the value head also sees the score of `expert` playing each hand's deal out against
+    itself on the same stock (one play-out a hand, privileged.py)"""
 
 
 @dataclass
@@ -173,7 +168,7 @@ class WarmStartConfig:
     danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
     decisions: int = field(default=1_200_000, metadata=_allowed(0, MAX_WARMSTART_DECISIONS))
     """teacher decisions to collect (at most 2,000,000: they are held in memory, about 2.4 KB each, and 208 bytes
-    more per stock card a "table" critic sees)"""
+    more per stock card a "privileged" critic sees)"""
     epochs: int = field(default=4, metadata=_allowed(1, 100))
     """passes over the collected decisions"""
     lr: float = field(default=1e-3, metadata=_allowed(0.0, 1.0))
@@ -229,20 +224,6 @@ SECTIONS: dict[str, type] = {
     "warmstart": WarmStartConfig,
     "selfplay": SelfPlayConfig,
     "eval": EvalConfig,
-}
-#: Options of earlier versions, retired with the experiments they served, and the value that meant "off" (None: no
-#: value did anything). A config or a last.pt naming one at that value still loads; any other value is refused.
-RETIRED: dict[str, Any] = {
-    "env.match_bonus": 0.0,
-    "model.arch": "cards",
-    "model.activation": "relu",
-    "model.oracle_updates": 0,
-    "model.oracle_fade": 0,
-    "ppo.belief_coef": 0.0,
-    "warmstart.improve_weight": 0.0,
-    "warmstart.improve_fraction": None,
-    "warmstart.improve_candidates": None,
-    "checkpoint.snapshot_files": None,
 }
 #: "section.key" -> the largest value allowed, of every integer field with an upper bound.
 LIMITS: dict[str, int] = {
@@ -337,31 +318,8 @@ def _section(name: str, cls: type, data: Any) -> Any:
     return cls(**values)
 
 
-def _drop_retired(data: dict[str, Any]) -> dict[str, Any]:
-    """The data without the retired options left at the value that meant "off" (RETIRED); ValueError in one line
-    naming a retired option set to anything else."""
-    data = dict(data)
-    for key, neutral in RETIRED.items():
-        section, name = key.split(".")
-        table = data.get(section)
-        if not isinstance(table, dict) or name not in table:
-            continue
-        value = table[name]
-        if neutral is not None and (type(value) is bool or value != neutral):
-            raise ValueError(
-                f"{key}={value!r}: this option was removed (a retired experiment, docs/TRAINING.md); "
-                f"only {neutral!r} is still accepted, so a config or run that uses it cannot run with this version"
-            )
-        data[section] = {k: v for k, v in table.items() if k != name}
-    if data.get("checkpoint") == {}:
-        del data["checkpoint"]
-    return data
-
-
 def config_from_dict(data: dict[str, Any]) -> Config:
-    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`); a retired option is
-    dropped at the value that meant "off", refused at any other (RETIRED)."""
-    data = _drop_retired(data)
+    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
     unknown = sorted(set(data) - set(SECTIONS) - {"rules"})
     if unknown:
         raise ValueError(f"unknown config section [{unknown[0]}]; allowed: {', '.join([*SECTIONS, 'rules'])}")
@@ -390,21 +348,16 @@ def _check_across(config: Config) -> None:
             f"warmstart.teacher_weights={weights!r}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
             f'in order) with teacher = "expert", or none'
         )
-    if config.train.overlap and config.train.workers > 1:
-        raise ValueError(
-            f"train.overlap=true with train.workers={config.train.workers}: overlap splits the matches of one "
-            "process; set train.workers=1, or train.overlap=false"
-        )
     if config.train.workers > config.env.num_envs:
         raise ValueError(
             f"train.workers={config.train.workers} is more than env.num_envs={config.env.num_envs}: "
             "each rollout worker needs at least one match"
         )
     model = config.model
-    if model.critic != "table" and (model.critic_stock_cards != 1 or model.critic_playout):
+    if model.critic != "privileged" and (model.critic_stock_cards != 1 or model.critic_playout):
         raise ValueError(
             f"model.critic_stock_cards={model.critic_stock_cards} and model.critic_playout="
-            f'{str(model.critic_playout).lower()} shape a "table" critic: set model.critic="table", or with '
+            f'{str(model.critic_playout).lower()} shape a privileged critic: set model.critic="privileged", or with '
             f"model.critic={model.critic!r} set model.critic_stock_cards=1 and model.critic_playout=false"
         )
     if config.eval.matches % 2:

@@ -25,19 +25,21 @@ class RolloutForward:
         self._model: nn.Module | None = None
         self._forward = None
 
-    def __call__(self, model: nn.Module, obs: torch.Tensor, table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """model(obs, table) for the rows given (compiled the first time this model is seen)."""
+    def __call__(
+        self, model: nn.Module, obs: torch.Tensor, privileged: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """model(obs, privileged) for the rows given (compiled the first time this model is seen)."""
         with torch.no_grad():
             if not self.compiled:
-                return model(obs, table)
+                return model(obs, privileged)
             if self._model is not model:
                 self._model, self._forward = model, self._compile(model)
             if self.pad_to is None:
-                return self._forward(obs, table)
+                return self._forward(obs, privileged)
             rows = obs.shape[0]
             if self.device.type == "cuda":
                 torch.compiler.cudagraph_mark_step_begin()  # the last replay's outputs were copied out below
-            logits, values = self._forward(pad_rows(obs, self.pad_to), pad_rows(table, self.pad_to))
+            logits, values = self._forward(pad_rows(obs, self.pad_to), pad_rows(privileged, self.pad_to))
             return logits[:rows].clone(), values[:rows].clone()
 
     def _compile(self, model: nn.Module):
@@ -55,14 +57,14 @@ def pad_rows(rows: torch.Tensor, count: int) -> torch.Tensor:
     return torch.cat([rows, rows.new_zeros((count - rows.shape[0], *rows.shape[1:]))])
 
 
-def check_compiles(model: nn.Module, device: torch.device | str, rows: int, table_size: int) -> None:
+def check_compiles(model: nn.Module, device: torch.device | str, rows: int, privileged_size: int) -> None:
     """Compile the model's rollout pass once, on two rows (torch specializes a batch of one), so that a machine
     where torch.compile cannot work (no C++ compiler, an unsupported device) says so when the run starts, not after
     its warm start."""
     obs = torch.zeros(2, model.policy.input_size, device=device)
-    table = torch.zeros(2, table_size, device=device)
+    privileged = torch.zeros(2, privileged_size, device=device)
     try:
-        RolloutForward(True, device, rows)(model, obs, table)
+        RolloutForward(True, device, rows)(model, obs, privileged)
     except Exception as error:  # inductor raises many kinds; each means the same to the user
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise RuntimeError(

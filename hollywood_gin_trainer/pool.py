@@ -10,7 +10,6 @@ learner are met most. Frozen opponents sample from their policy (they are not tr
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ PRIORITY_FLOOR = 0.05
 
 
 def kind_of_opponent(ids: np.ndarray) -> np.ndarray:
-    """The table view's opponent kind (tableview.py) of each opponent id: 0 self, 1 a snapshot, 2 expert,
+    """The privileged view's opponent kind (privileged.py) of each opponent id: 0 self, 1 a snapshot, 2 expert,
     3 greedy."""
     return np.select([ids == SELF, ids == EXPERT, ids == GREEDY], [0, 2, 3], default=1).astype(np.int64)
 
@@ -78,13 +77,6 @@ class OpponentPool:
         frozen.load_state_dict(weights)
         frozen.threads = self.threads  # `prepare`'s lookahead kernels
         return frozen.eval().requires_grad_(False)
-
-    def view(self) -> OpponentPool:
-        """A pool sharing these snapshots and heuristics whose match counts are its own copy (one half of an
-        overlapped arena: what it draws then depends on its own matches only, never on the other half's timing)."""
-        view = copy.copy(self)
-        view.wins, view.played = self.wins.copy(), self.played.copy()
-        return view
 
     def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """Opponent ids for `count` new matches."""

@@ -14,15 +14,15 @@ from torch import nn
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 from hollywood_gin_trainer.config import Config, PPOConfig
-from hollywood_gin_trainer.tableview import table_view_size
+from hollywood_gin_trainer.privileged import privileged_view_size
 
-CRITICS = ("player", "table")
-TABLE_CRITIC_WIDTH = 256  # the "table" value head's hidden layers: it has to combine the two inputs, not add them
+CRITICS = ("player", "privileged")
+PRIVILEGED_CRITIC_WIDTH = 256  # the privileged value head's hidden layers: it combines the two inputs, not adds them
 
 
 class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
-    (`critic="player"`), or a small MLP that also reads the table view (`critic="table"`, tableview.py)."""
+    (`critic="player"`), or a small MLP that also reads the privileged view (`critic="privileged"`, privileged.py)."""
 
     def __init__(
         self,
@@ -37,14 +37,14 @@ class ActorCritic(nn.Module):
         self.policy = build_policy(self.policy_config)
         self.critic = critic
         size = self.policy.feature_size
-        if critic == "table":
+        if critic == "privileged":
             # Two hidden layers: with many stock cards in view the head plays the hand forward, not just adds terms.
             self.value_head = nn.Sequential(
-                nn.Linear(size + table_view_size(stock_cards), TABLE_CRITIC_WIDTH),
+                nn.Linear(size + privileged_view_size(stock_cards), PRIVILEGED_CRITIC_WIDTH),
                 nn.ReLU(),
-                nn.Linear(TABLE_CRITIC_WIDTH, TABLE_CRITIC_WIDTH),
+                nn.Linear(PRIVILEGED_CRITIC_WIDTH, PRIVILEGED_CRITIC_WIDTH),
                 nn.ReLU(),
-                nn.Linear(TABLE_CRITIC_WIDTH, 1),
+                nn.Linear(PRIVILEGED_CRITIC_WIDTH, 1),
             )
         else:
             self.value_head = nn.Linear(size, 1)
@@ -55,20 +55,20 @@ class ActorCritic(nn.Module):
         m = config.model
         return cls(config.policy_config(), m.critic, m.critic_stock_cards)
 
-    def forward(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits (B, 107), values (B,)); `table` (B, its table view's size) is read by a "table" critic only."""
+    def forward(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits (B, 107), values (B,)); `privileged` (B, its view's size) is read by a privileged critic only."""
         features = self.policy.features(obs)
-        return self.policy.head(obs, features), self._value(features, table)
+        return self.policy.head(obs, features), self._value(features, privileged)
 
-    def value(self, obs: torch.Tensor, table: torch.Tensor | None = None) -> torch.Tensor:
+    def value(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> torch.Tensor:
         """V(obs) only."""
-        return self._value(self.policy.features(obs), table)
+        return self._value(self.policy.features(obs), privileged)
 
-    def _value(self, features: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
-        if self.critic == "table":
-            if table is None:
-                raise ValueError('a "table" critic needs the table view (tableview.py) of every row')
-            features = torch.cat([features, table], dim=-1)
+    def _value(self, features: torch.Tensor, privileged: torch.Tensor | None) -> torch.Tensor:
+        if self.critic == "privileged":
+            if privileged is None:
+                raise ValueError("a privileged critic needs the privileged view (privileged.py) of every row")
+            features = torch.cat([features, privileged], dim=-1)
         return self.value_head(features).squeeze(-1)
 
 
@@ -77,7 +77,7 @@ class Batch:
     """The learner's valid rows of a rollout, flattened, as tensors on the learner's device."""
 
     obs: torch.Tensor
-    table: torch.Tensor
+    privileged: torch.Tensor
     masks: torch.Tensor
     actions: torch.Tensor
     logprobs: torch.Tensor
@@ -98,7 +98,7 @@ class Batch:
 
         return cls(
             obs=rows(storage.obs),
-            table=rows(storage.table),
+            privileged=rows(storage.privileged),
             masks=rows(storage.masks),
             actions=rows(storage.actions),
             logprobs=rows(storage.logprobs),
@@ -162,7 +162,7 @@ def ppo_loss(
     model: ActorCritic, batch: Batch, idx: torch.Tensor, config: PPOConfig, ent_coef: float
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """The clipped-surrogate loss of the rows idx and its statistics, as tensors (no host sync)."""
-    logits, new_values = model(batch.obs[idx], batch.table[idx])
+    logits, new_values = model(batch.obs[idx], batch.privileged[idx])
     log_probs = masked_log_probs(logits, batch.masks[idx])
     new_logprob = log_probs.gather(1, batch.actions[idx, None]).squeeze(1)
     entropy = entropy_of(log_probs).mean()

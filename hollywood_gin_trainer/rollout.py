@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from hollywood_gin_env.threads import KernelThreads, pool
-from hollywood_gin_trainer.tableview import table_view_size
+from hollywood_gin_trainer.privileged import privileged_view_size
 
 #: Fewest matches (columns) a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
 ROLLOUT_GRAIN = 256
@@ -36,7 +36,7 @@ class RolloutStorage:
         shape = (steps, num_envs)
         self.steps, self.num_envs = steps, num_envs
         self.obs = np.zeros((*shape, obs_size), dtype=np.float32)
-        self.table = np.zeros((*shape, table_view_size(stock_cards)), dtype=np.float32)  # "table" critic
+        self.privileged = np.zeros((*shape, privileged_view_size(stock_cards)), dtype=np.float32)
         self.masks = np.zeros((*shape, num_actions), dtype=np.bool_)
         self.actions = np.zeros(shape, dtype=np.int64)
         self.logprobs = np.zeros(shape, dtype=np.float32)

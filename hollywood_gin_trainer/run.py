@@ -33,12 +33,12 @@ from hollywood_gin_env.agents.policy import save_checkpoint
 from hollywood_gin_env.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluate import summarize_pair
 from hollywood_gin_env.threads import check_num_threads, set_default_threads
-from hollywood_gin_trainer.arena import Arena, OverlapArena, RolloutTimings
+from hollywood_gin_trainer.arena import Arena, RolloutTimings
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_update
-from hollywood_gin_trainer.tableview import table_view_size
+from hollywood_gin_trainer.privileged import privileged_view_size
 from hollywood_gin_trainer.trainstate import (
     TRAIN_KEY,
     Progress,
@@ -99,7 +99,7 @@ class TrainingRun:
         self.model.to(self.device)
         if config.train.compile:  # fails here, not after the warm start, where torch.compile cannot work
             check_compiles(
-                self.model, self.device, config.env.num_envs, table_view_size(config.model.critic_stock_cards)
+                self.model, self.device, config.env.num_envs, privileged_view_size(config.model.critic_stock_cards)
             )
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=config.train.lr, eps=1e-5)
         self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads)
@@ -107,8 +107,6 @@ class TrainingRun:
             from hollywood_gin_trainer.workers import RemoteArena
 
             self.arena = RemoteArena(config, self.pool, self.device, ray_address)
-        elif config.train.overlap:  # two halves of the matches in two threads (arena.py)
-            self.arena = OverlapArena(config, self.pool, self.device, self.env_threads)
         else:
             self.arena = Arena.for_config(
                 config, self.pool, self.rng, self.generator, self.device, num_threads=self.env_threads

@@ -31,7 +31,7 @@ TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_00
 def collect_teacher(
     config: Config, rules: Rules, rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None
 ) -> dict[str, np.ndarray]:
-    """The teacher's decisions: obs, table views, masks, actions and discounted returns, flattened; progress(n)
+    """The teacher's decisions: obs, privileged views, masks, actions and discounted returns, flattened; progress(n)
     after each round with the decisions collected in it."""
     w = config.warmstart
     env = config.env
@@ -49,7 +49,7 @@ def collect_teacher(
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET)
     teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
     storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, stock_cards)
-    keys = ["obs", "table", "masks", "actions", "returns"]
+    keys = ["obs", "privileged", "masks", "actions", "returns"]
     parts: dict[str, list[np.ndarray]] = {key: [] for key in keys}
     collected = 0
     while collected < w.decisions:
@@ -58,7 +58,7 @@ def collect_teacher(
         valid = storage.valid
         arrays = {
             "obs": storage.obs,
-            "table": storage.table,
+            "privileged": storage.privileged,
             "masks": storage.masks,
             "actions": storage.actions,
             "returns": returns,
@@ -83,7 +83,7 @@ def clone(
     after each epoch."""
     w = config.warmstart
     obs = torch.from_numpy(model.policy.prepare(data["obs"])).to(device)  # the teacher's rows, as network inputs
-    table, masks = (torch.from_numpy(data[key]).to(device) for key in ("table", "masks"))
+    privileged, masks = (torch.from_numpy(data[key]).to(device) for key in ("privileged", "masks"))
     actions = torch.from_numpy(data["actions"]).to(device)
     returns = torch.from_numpy(data["returns"].astype(np.float32)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)
@@ -96,7 +96,7 @@ def clone(
         totals = torch.zeros(3, dtype=torch.float64, device=device)
         for start in range(0, size, w.minibatch_size):
             idx = order[start : start + w.minibatch_size]
-            logits, values = model(obs[idx], table[idx])
+            logits, values = model(obs[idx], privileged[idx])
             log_probs = masked_log_probs(logits, masks[idx])
             policy_loss = -log_probs.gather(1, actions[idx, None]).mean()
             value_loss = 0.5 * ((values - returns[idx]) ** 2).mean()

@@ -14,7 +14,7 @@ seeded with `int(sequence.generate_state(1, uint64)[0])`.
 
 Each update (synchronous PPO): the learner puts its weights in Ray's object store once; every worker loads them,
 plays `ppo.rollout_steps` steps with its `Arena`, which computes GAE (bootstrapping with its copy) and returns only
-the learner's valid rows (obs, table views, masks, actions, log-probabilities, values, advantages, returns), with
+the learner's valid rows (obs, privileged views, masks, actions, log-probabilities, values, advantages, returns), with
 its hand counts and its matches' results against snapshots. The learner concatenates the rows in worker order into
 one `Batch` on its device. The learner's pool is the one record of results against snapshots: it adds every worker's
 new results and sends the totals with the next weights, so every worker draws snapshots with the same priorities. A

@@ -3,11 +3,10 @@
     PYTHONPATH=. python scripts/recipe_fingerprint.py            # about a minute or two on a 2-core machine
     PYTHONPATH=. python scripts/recipe_fingerprint.py --tiny     # a few seconds: the smoke test's size
     PYTHONPATH=. python scripts/recipe_fingerprint.py --env-threads 2   # the same hashes on 2 kernel threads
-    PYTHONPATH=. python scripts/recipe_fingerprint.py --overlap  # train.overlap (other streams: other hashes)
     PYTHONPATH=. python scripts/recipe_fingerprint.py --compile  # train.compile (other roundings: other hashes)
 
 The run keeps every mechanism of the recipe on (the warm start on the re-weighted `expert`, the lookahead features,
-the "table" critic with its play-out, the opponent pool with its snapshots and heuristics, the evaluations) and
+the privileged critic with its play-out, the opponent pool with its snapshots and heuristics, the evaluations) and
 shrinks only its sizes (updates, matches, rollout steps, teacher decisions, evaluation matches); it is seeded, runs
 on one torch thread and `--env-threads` kernel threads (default 1; every count gives the same hashes: the rollout's
 kernels split the matches into slices, hollywood_gin_env/threads.py), in a temporary run directory, through
@@ -73,14 +72,11 @@ PPO_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "ex
 PARTS = ("weights", "optimizer", "losses", "evaluations")
 
 
-def fingerprint_config(
-    tiny: bool = False, env_threads: int = 1, overlap: bool = False, compiled: bool = False
-) -> Config:
+def fingerprint_config(tiny: bool = False, env_threads: int = 1, compiled: bool = False) -> Config:
     """The scaled-down recipe (configs/default.toml with SCALED, or TINY, applied) on `env_threads` kernel threads,
-    with train.overlap and train.compile as given."""
+    with train.compile as given."""
     options = [
         f"train.env_threads={env_threads}",
-        f"train.overlap={str(overlap).lower()}",
         f"train.compile={str(compiled).lower()}",
     ]
     return load_config(str(RECIPE), [*(TINY if tiny else SCALED), *options])
@@ -143,12 +139,10 @@ def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
     return {"weights": saved["model"], "optimizer": saved["optimizer"], "losses": losses, "evaluations": evaluations}
 
 
-def fingerprint(
-    tiny: bool = False, env_threads: int = 1, overlap: bool = False, compiled: bool = False
-) -> dict[str, str]:
+def fingerprint(tiny: bool = False, env_threads: int = 1, compiled: bool = False) -> dict[str, str]:
     """The hashes of each part of a scaled-down recipe run (PARTS) and of all of them together ("combined")."""
     with tempfile.TemporaryDirectory(prefix="recipe-fingerprint-") as folder:
-        results = run_recipe(fingerprint_config(tiny, env_threads, overlap, compiled), Path(folder))
+        results = run_recipe(fingerprint_config(tiny, env_threads, compiled), Path(folder))
     hashes = {part: sha256(results[part]) for part in PARTS}
     hashes["combined"] = sha256([hashes[part] for part in PARTS])
     return hashes
@@ -160,14 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--env-threads", type=int, default=1, metavar="N", help="the rollout's kernel threads (default 1; 1..1024)"
     )
-    parser.add_argument("--overlap", action="store_true", help="train.overlap=true (two halves in two threads)")
     parser.add_argument("--compile", action="store_true", help="train.compile=true (a compiled rollout forward)")
     args = parser.parse_args(argv)
     try:  # refuses a bad count by name, before any work
-        config = fingerprint_config(args.tiny, args.env_threads, args.overlap, args.compile)
+        config = fingerprint_config(args.tiny, args.env_threads, args.compile)
     except ValueError as error:
         parser.error(str(error))
-    for part, value in fingerprint(args.tiny, config.train.env_threads, args.overlap, args.compile).items():
+    for part, value in fingerprint(args.tiny, config.train.env_threads, args.compile).items():
         print(f"{part:12s} {value}")
     return 0
 

@@ -242,11 +242,12 @@ class TestCheckpoint:
     torch = pytest.importorskip("torch")
 
     def test_round_trip_acts_legally_and_matches_the_logits(self, tmp_path, states):
-        from hollywood_gin_env.agents.policy import MLPPolicy, save_checkpoint
+        from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
 
-        policy = MLPPolicy(OBS_SIZE, NUM_ACTIONS, [32], "tanh")
+        config = {"hidden_sizes": [32], "activation": "tanh", "card_channels": 8}
+        policy = build_policy(check_policy_config(config))
         path = tmp_path / "policy.pt"
-        save_checkpoint(path, policy, {"hidden_sizes": [32], "activation": "tanh"}, step=123)
+        save_checkpoint(path, policy, config, step=123)
         agent = load_agent(f"checkpoint:{path}")
         obs, masks = states
         actions = agent.act(obs[:300], masks[:300])
@@ -261,7 +262,7 @@ class TestCheckpoint:
         assert (masks[np.arange(300), picks] == 1).all()
 
     def test_corrupt_and_malformed_files_give_clear_errors(self, tmp_path):
-        from hollywood_gin_env.agents.policy import MLPPolicy
+        from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
         corrupt = tmp_path / "corrupt.pt"
         corrupt.write_bytes(b"not a checkpoint at all")
@@ -272,8 +273,8 @@ class TestCheckpoint:
         with pytest.raises(ValueError, match="expected a dict with keys 'config' and 'state_dict'"):
             load_agent(f"checkpoint:{plain}")
         wrong = tmp_path / "wrong.pt"
-        state = MLPPolicy(OBS_SIZE, NUM_ACTIONS, [16], "relu").state_dict()
-        self.torch.save({"config": {"hidden_sizes": [32]}, "state_dict": state}, wrong)
+        state = build_policy(check_policy_config({"hidden_sizes": [16]})).state_dict()
+        self.torch.save({"version": 4, "config": {"hidden_sizes": [32]}, "state_dict": state}, wrong)
         with pytest.raises(ValueError, match="does not fit the config"):
             load_agent(f"checkpoint:{wrong}")
         unsafe = tmp_path / "unsafe.pt"
@@ -288,8 +289,8 @@ def test_checkpoint_save_is_atomic_and_replaces(tmp_path, monkeypatch):
     from hollywood_gin_env.agents import policy as policy_module
 
     path = tmp_path / "policy.pt"
-    net = policy_module.MLPPolicy(OBS_SIZE, 107, [8], "relu")
-    policy_module.save_checkpoint(path, net, {"hidden_sizes": [8]})
+    net = policy_module.build_policy(policy_module.check_policy_config({"hidden_sizes": [8], "card_channels": 4}))
+    policy_module.save_checkpoint(path, net, {"hidden_sizes": [8], "card_channels": 4})
     before = path.read_bytes()
 
     def broken_save(data, f):
@@ -298,6 +299,6 @@ def test_checkpoint_save_is_atomic_and_replaces(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torch, "save", broken_save)
     with pytest.raises(OSError, match="disk full"):
-        policy_module.save_checkpoint(path, net, {"hidden_sizes": [8]})
+        policy_module.save_checkpoint(path, net, {"hidden_sizes": [8], "card_channels": 4})
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["policy.pt"]

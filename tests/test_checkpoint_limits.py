@@ -40,9 +40,9 @@ from hollywood_gin_env.agents.policy import (  # noqa: E402
 ALLOCATION_BOUND_MB = 150
 
 
-def hollow_checkpoint(path, hidden_sizes, arch="mlp"):
+def hollow_checkpoint(path, hidden_sizes):
     """A checkpoint whose every tensor is one float expanded (stride 0) to the shape the config expects."""
-    config = {"arch": arch, "hidden_sizes": hidden_sizes, "card_channels": 8}
+    config = {"arch": "cards", "hidden_sizes": hidden_sizes, "card_channels": 8}
     full = {
         **config,
         "obs_size": 567,
@@ -105,19 +105,13 @@ def test_hollow_checkpoints_are_refused_before_any_allocation(tmp_path, hidden_s
     assert result["grew_mb"] < ALLOCATION_BOUND_MB, result
 
 
-def test_the_card_policy_is_bounded_as_well(tmp_path):
-    path = hollow_checkpoint(tmp_path / "cards.pt", [8192] * 4, arch="cards")
-    with pytest.raises(ValueError, match="parameters"):
-        load_checkpoint(path)
-
-
 def test_config_bounds_name_the_limits():
     with pytest.raises(ValueError, match=f"at most {MAX_LAYERS} hidden layers"):
         check_policy_config({"hidden_sizes": [4] * (MAX_LAYERS + 1)})
     with pytest.raises(ValueError, match=f"{MAX_PARAMETERS:,}"):
         check_policy_config({"hidden_sizes": [8192, 8192]})
     check_policy_config({"hidden_sizes": [4] * MAX_LAYERS})
-    full = check_policy_config({"hidden_sizes": [2048, 2048], "arch": "cards", "card_channels": 256})
+    full = check_policy_config({"hidden_sizes": [2048, 2048], "card_channels": 256})
     assert sum(torch.Size(s).numel() for s in expected_shapes(full).values()) <= MAX_PARAMETERS
 
 
@@ -135,18 +129,18 @@ def _save(path, config, state):
 
 def test_tensors_sharing_one_storage_are_refused(tmp_path):
     config, state = _good_state()
-    weight = state["net.0.weight"]
+    weight = state["torso.0.weight"]
     flat = torch.zeros(weight.numel() + 8)
-    state["net.0.weight"] = flat[: weight.numel()].view(weight.shape)
-    state["net.0.bias"] = flat[4 : 4 + state["net.0.bias"].numel()]  # overlaps the weight's last elements
+    state["torso.0.weight"] = flat[: weight.numel()].view(weight.shape)
+    state["torso.0.bias"] = flat[4 : 4 + state["torso.0.bias"].numel()]  # overlaps the weight's last elements
     with pytest.raises(ValueError, match="overlap"):
         load_checkpoint(_save(tmp_path / "shared.pt", config, state))
 
 
 def test_transposed_and_strided_views_are_refused(tmp_path):
     config, state = _good_state()
-    weight = state["net.0.weight"]
-    state["net.0.weight"] = torch.zeros(weight.shape[1], weight.shape[0]).t()
+    weight = state["torso.0.weight"]
+    state["torso.0.weight"] = torch.zeros(weight.shape[1], weight.shape[0]).t()
     with pytest.raises(ValueError, match="contiguous"):
         load_checkpoint(_save(tmp_path / "t.pt", config, state))
 
@@ -154,11 +148,11 @@ def test_transposed_and_strided_views_are_refused(tmp_path):
 def test_views_into_a_larger_storage_that_fit_are_still_fine(tmp_path):
     """Separate slices of one storage (what torch.save keeps of views) load: they fit and do not overlap."""
     config, state = _good_state()
-    weight, bias = state["net.0.weight"], state["net.0.bias"]
+    weight, bias = state["torso.0.weight"], state["torso.0.bias"]
     flat = torch.cat([weight.reshape(-1), bias])
-    state["net.0.weight"], state["net.0.bias"] = flat[: weight.numel()].view(weight.shape), flat[weight.numel() :]
+    state["torso.0.weight"], state["torso.0.bias"] = flat[: weight.numel()].view(weight.shape), flat[weight.numel() :]
     policy, _ = load_checkpoint(_save(tmp_path / "views.pt", config, state))
-    assert torch.equal(policy.state_dict()["net.0.bias"], bias)
+    assert torch.equal(policy.state_dict()["torso.0.bias"], bias)
 
 
 def test_files_over_the_size_bound_are_refused_before_reading(tmp_path):
@@ -228,12 +222,12 @@ def test_the_training_state_is_read_by_the_same_checked_reader(bomb, tmp_path, m
 def test_an_ordinary_checkpoint_passes_the_record_check(tmp_path):
     config, state = _good_state()
     policy, _ = load_checkpoint(_save(tmp_path / "fine.pt", config, state))
-    assert torch.equal(policy.state_dict()["net.0.bias"], state["net.0.bias"])
+    assert torch.equal(policy.state_dict()["torso.0.bias"], state["torso.0.bias"])
 
 
 def test_a_state_dict_key_that_is_not_a_name_is_refused_by_name(tmp_path):
     config, state = _good_state()
-    state[7] = state.pop("net.0.bias")
+    state[7] = state.pop("torso.0.bias")
     with pytest.raises(ValueError, match=r"state_dict key 7 is not a parameter name") as error:
         load_checkpoint(_save(tmp_path / "int_key.pt", config, state))
     assert str(tmp_path / "int_key.pt") in str(error.value)

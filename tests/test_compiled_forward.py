@@ -17,10 +17,10 @@ from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.forward import RolloutForward, pad_rows  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
-from hollywood_gin_trainer.tableview import table_view_size  # noqa: E402
+from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = [  # the recipe's network (cards, lookahead inputs, table critic), narrow: quick to compile
+SMALL = [  # the recipe's network (cards, lookahead inputs, privileged critic), narrow: quick to compile
     "model.hidden_sizes=[32]",
     "model.card_channels=8",
     "model.critic_stock_cards=3",
@@ -45,21 +45,21 @@ def _model_and_rows(count: int, seed: int = 0) -> tuple[ActorCritic, torch.Tenso
     torch.manual_seed(seed)
     model = ActorCritic.for_config(load_config("configs/default.toml", SMALL)).eval()
     obs = torch.rand(count, model.policy.input_size)
-    table = torch.rand(count, table_view_size(3))
-    return model, obs, table
+    privileged = torch.rand(count, privileged_view_size(3))
+    return model, obs, privileged
 
 
 @pytest.mark.slow
 def test_the_compiled_rollout_forward_gives_the_eager_outputs_for_every_batch_size(compile_calls):
     """Compiled with a dynamic batch size (the CPU's way), the forward pass returns the eager logits and values for
     batches of 1 to 64 rows, compiling once per model, without padding."""
-    model, obs, table = _model_and_rows(64)
+    model, obs, privileged = _model_and_rows(64)
     forward = RolloutForward(True, "cpu", rows=64)
     assert forward.pad_to is None
     for count in (1, 2, 5, 17, 64):
-        logits, values = forward(model, obs[:count], table[:count])
+        logits, values = forward(model, obs[:count], privileged[:count])
         with torch.no_grad():
-            want_logits, want_values = model(obs[:count], table[:count])
+            want_logits, want_values = model(obs[:count], privileged[:count])
         assert logits.shape == want_logits.shape and values.shape == want_values.shape
         torch.testing.assert_close(logits, want_logits, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(values, want_values, rtol=1e-5, atol=1e-5)
@@ -71,13 +71,13 @@ def test_the_compiled_rollout_forward_gives_the_eager_outputs_for_every_batch_si
 def test_a_fixed_shape_forward_pads_to_the_match_count_and_returns_only_the_rows_given(compile_calls):
     """With fixed shapes (CUDA graphs' way) every batch is padded with zero rows to the match count, compiled once
     for that one shape; the rows given get the eager outputs and the padded rows are dropped."""
-    model, obs, table = _model_and_rows(16, seed=1)
+    model, obs, privileged = _model_and_rows(16, seed=1)
     forward = RolloutForward(True, "cpu", rows=16, fixed_shape=True)
     assert forward.pad_to == 16
     for count in (3, 16, 9):
-        logits, values = forward(model, obs[:count], table[:count])
+        logits, values = forward(model, obs[:count], privileged[:count])
         with torch.no_grad():
-            want_logits, want_values = model(obs[:count], table[:count])
+            want_logits, want_values = model(obs[:count], privileged[:count])
         assert logits.shape == (count, want_logits.shape[1]) and values.shape == (count,)
         torch.testing.assert_close(logits, want_logits, rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(values, want_values, rtol=1e-5, atol=1e-5)
@@ -86,10 +86,10 @@ def test_a_fixed_shape_forward_pads_to_the_match_count_and_returns_only_the_rows
 
 def test_an_eager_rollout_forward_compiles_nothing(compile_calls):
     """train.compile = false (the default): the model's own forward pass, nothing compiled."""
-    model, obs, table = _model_and_rows(4)
-    logits, values = RolloutForward(False, "cpu", rows=4)(model, obs, table)
+    model, obs, privileged = _model_and_rows(4)
+    logits, values = RolloutForward(False, "cpu", rows=4)(model, obs, privileged)
     with torch.no_grad():
-        want_logits, want_values = model(obs, table)
+        want_logits, want_values = model(obs, privileged)
     assert torch.equal(logits, want_logits) and torch.equal(values, want_values)
     assert compile_calls == []
 
@@ -162,17 +162,17 @@ def test_a_compiled_run_saves_plain_weights_and_resumes_exactly(tmp_path, restor
 def test_the_cuda_graph_forward_returns_the_eager_outputs_and_keeps_earlier_ones(compile_calls):
     """On CUDA the compiled pass runs as CUDA graphs over batches padded to the match count: each batch's rows get
     the eager outputs, and a later replay does not overwrite what an earlier call returned."""
-    model, obs, table = _model_and_rows(16, seed=2)
-    model, obs, table = model.cuda(), obs.cuda(), table.cuda()
+    model, obs, privileged = _model_and_rows(16, seed=2)
+    model, obs, privileged = model.cuda(), obs.cuda(), privileged.cuda()
     forward = RolloutForward(True, "cuda", rows=16)
     assert forward.pad_to == 16
     returned = []
     for count in (3, 16, 9, 3):
-        logits, values = forward(model, obs[:count], table[:count])
+        logits, values = forward(model, obs[:count], privileged[:count])
         returned.append((count, logits, values))
     for count, logits, values in returned:
         with torch.no_grad():
-            want_logits, want_values = model(obs[:count], table[:count])
+            want_logits, want_values = model(obs[:count], privileged[:count])
         torch.testing.assert_close(logits, want_logits, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(values, want_values, rtol=1e-4, atol=1e-4)
     assert compile_calls == [{"mode": "reduce-overhead", "dynamic": False}]

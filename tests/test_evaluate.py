@@ -296,7 +296,7 @@ def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
 
     assert agent_label("checkpoint:runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt") == "best"
     assert agent_label("CHECKPOINT:runs/x/hollywood-ppo.pt") == "hollywood-ppo"
-    assert agent_label(" expert ") == "expert" and agent_label("search:rollouts=4") == "search:rollouts=4"
+    assert agent_label(" expert ") == "expert" and agent_label("checkpoint:a=b") == "a=b"
     assert agent_label(GreedyAgent()) == GreedyAgent().name
 
 
@@ -305,7 +305,7 @@ def test_agents_given_as_name_equals_spec_carry_the_name_into_the_tables_and_jso
     from hollywood_gin_env.evaluate import parse_agent_arg
 
     assert parse_agent_arg("bot=checkpoint:runs/x/policy.pt") == ("bot", "checkpoint:runs/x/policy.pt")
-    assert parse_agent_arg("search:rollouts=64,z=1") == (None, "search:rollouts=64,z=1")
+    assert parse_agent_arg("checkpoint:runs/lr=3e-4/policy.pt") == (None, "checkpoint:runs/lr=3e-4/policy.pt")
     path = tmp_path / "report.json"
     assert main(["--agents", "g=greedy", "random", "--matches", "4", "--no-progress", "--json", str(path)]) == 0
     table = capsys.readouterr().out

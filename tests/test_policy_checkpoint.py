@@ -1,5 +1,6 @@
-"""Policy networks and the checkpoint reader: both architectures round-trip, version 1 still loads, and every
-malformed file is refused with an error naming the path and the field, before any network is built."""
+"""The policy network and the checkpoint reader: a policy round-trips and plays legally, and every malformed file
+(another format or version included) is refused with an error naming the path and the field, before any network is
+built."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ torch = pytest.importorskip("torch")
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes  # noqa: E402
 from hollywood_gin_env.agents.policy import (  # noqa: E402
-    V0_OBS_SIZE,
     CardPolicy,
-    MLPPolicy,
     build_policy,
     check_policy_config,
     load_checkpoint,
@@ -31,18 +30,18 @@ def _write(path, data):
     return path
 
 
-def _valid(arch="cards"):
-    config = check_policy_config({**SMALL, "arch": arch})
+def _valid():
+    config = check_policy_config(SMALL)
     return config, build_policy(config)
 
 
-@pytest.mark.parametrize("arch", ["mlp", "cards"])
-def test_both_architectures_round_trip_and_play_legally(tmp_path, arch):
-    config, policy = _valid(arch)
+def test_a_policy_round_trips_and_plays_legally(tmp_path):
+    """A saved policy loads with the same config and logits, and its agent plays only legal actions."""
+    config, policy = _valid()
     path = tmp_path / "p.pt"
     save_checkpoint(path, policy, config, note="kept")
     loaded, loaded_config = load_checkpoint(path)
-    assert loaded_config["arch"] == arch and type(loaded) is type(policy)
+    assert loaded_config == config and type(loaded) is type(policy)
     obs = torch.rand(64, OBS_SIZE)
     assert torch.equal(loaded(obs), policy(obs))
     agent = load_agent(f"checkpoint:{path}")
@@ -97,9 +96,7 @@ def test_a_lookahead_policy_reads_the_lookahead_inputs_and_round_trips(tmp_path)
     assert not torch.allclose(before[:, 3:55], after[:, 3:55])
 
 
-def test_lookahead_features_need_the_cards_arch():
-    with pytest.raises(ValueError, match="lookahead_features=true needs arch='cards'"):
-        check_policy_config({**SMALL, "arch": "mlp", "lookahead_features": True})
+def test_lookahead_features_must_be_a_bool():
     with pytest.raises(ValueError, match="lookahead_features=1 must be true or false"):
         check_policy_config({**SMALL, "lookahead_features": 1})
 
@@ -119,54 +116,9 @@ def test_card_policy_scores_every_card_with_the_same_weights():
     assert torch.allclose(logits_a[0, 3 + seven_hearts], logits_b[0, 3 + seven_spades])
 
 
-def test_version_1_mlp_checkpoints_still_load(tmp_path):
-    """A v1 file (no arch) of the 564-feature v0 observation loads, its first layer widened with zero weights."""
-    policy = MLPPolicy(V0_OBS_SIZE, NUM_ACTIONS, [8], "tanh")
-    config = {
-        "obs_size": V0_OBS_SIZE,
-        "num_actions": NUM_ACTIONS,
-        "hidden_sizes": [8],
-        "activation": "tanh",
-        "deterministic": True,
-    }
-    path = _write(
-        tmp_path / "v1.pt",
-        {"format": "hollywood-gin-policy", "version": 1, "config": config, "state_dict": policy.state_dict()},
-    )
-    loaded, loaded_config = load_checkpoint(path)
-    assert loaded_config["arch"] == "mlp" and loaded_config["obs_size"] == OBS_SIZE
-    obs = torch.rand(4, OBS_SIZE)
-    assert torch.allclose(loaded(obs), policy(obs[:, :V0_OBS_SIZE]), atol=1e-6)
-
-
-def test_version_2_cards_checkpoints_load_onto_the_v1_observation(tmp_path):
-    """A v2 "cards" policy read the v0 observation; the blocks appended since get zero weights (same logits)."""
-    config = check_policy_config({**SMALL, "take_features": True})
-    policy = build_policy(config)
-    state = dict(policy.state_dict())
-    state["torso.0.weight"] = state["torso.0.weight"][:, :V0_OBS_SIZE].clone()
-    v2 = {**config, "obs_size": V0_OBS_SIZE}
-    path = _write(
-        tmp_path / "v2.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2, "state_dict": state}
-    )
-    loaded, loaded_config = load_checkpoint(path)
-    assert loaded_config["obs_size"] == OBS_SIZE
-    obs = torch.rand(4, OBS_SIZE)
-    with torch.no_grad():
-        policy.torso[0].weight[:, V0_OBS_SIZE:] = 0.0
-        assert torch.allclose(loaded(obs), policy(obs), atol=1e-5)
-    # a v2 file whose first layer already has the new width is refused, not silently misread
-    state["torso.0.weight"] = torch.zeros(policy.torso[0].weight.shape)
-    path = _write(
-        tmp_path / "v2-wide.pt", {"format": "hollywood-gin-policy", "version": 2, "config": v2, "state_dict": state}
-    )
-    with pytest.raises(ValueError, match="torso.0.weight"):
-        load_checkpoint(path)
-
-
 def _bad(tmp_path, **changes):
-    config, policy = _valid("mlp")
-    data = {"format": "hollywood-gin-policy", "version": 3, "config": config, "state_dict": policy.state_dict()}
+    config, policy = _valid()
+    data = {"format": "hollywood-gin-policy", "version": 4, "config": config, "state_dict": policy.state_dict()}
     for key, value in changes.items():
         if key in data:
             data[key] = value
@@ -188,7 +140,8 @@ def _bad(tmp_path, **changes):
         ({"colour": "red"}, "unknown policy config keys ['colour']"),
         ({"format": "something-else"}, "format='something-else'"),
         ({"version": 99}, "version=99"),
-        ({"state_dict": {"net.0.weight": "not a tensor"}}, "state_dict must map parameter names to tensors"),
+        ({"version": 3}, "version=3"),
+        ({"state_dict": {"torso.0.weight": "not a tensor"}}, "state_dict must map parameter names to tensors"),
     ],
 )
 def test_malformed_checkpoints_name_the_path_and_field(tmp_path, changes, message):
@@ -199,11 +152,11 @@ def test_malformed_checkpoints_name_the_path_and_field(tmp_path, changes, messag
 
 
 def test_non_finite_weights_are_refused(tmp_path):
-    config, policy = _valid("mlp")
+    config, policy = _valid()
     state = policy.state_dict()
-    state["net.0.weight"][0, 0] = float("nan")
+    state["torso.0.weight"][0, 0] = float("nan")
     path = _write(
-        tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 3, "config": config, "state_dict": state}
+        tmp_path / "nan.pt", {"format": "hollywood-gin-policy", "version": 4, "config": config, "state_dict": state}
     )
     with pytest.raises(ValueError, match="non-finite"):
         load_checkpoint(path)

@@ -26,10 +26,10 @@ def test_the_recipe_fingerprint_is_the_same_on_a_second_run():
 
 
 def test_the_fingerprint_config_keeps_every_mechanism_of_the_recipe_on():
-    """Only sizes shrink: the warm start, lookahead, table critic with play-out, snapshots and evaluations stay."""
+    """Only sizes shrink: the warm start, lookahead, privileged critic with play-out, snapshots and evaluations stay."""
     config = fingerprint.fingerprint_config(tiny=True)
     assert config.warmstart.teacher == "expert" and config.warmstart.teacher_weights and config.warmstart.decisions
-    assert config.model.lookahead_features and config.model.critic == "table" and config.model.critic_playout
+    assert config.model.lookahead_features and config.model.critic == "privileged" and config.model.critic_playout
     assert config.selfplay.snapshot_weight > 0 and config.selfplay.snapshot_every <= config.train.updates
     assert config.selfplay.expert_weight > 0 and config.selfplay.greedy_weight > 0
     assert config.eval.every <= config.train.updates and config.eval.matches > 0

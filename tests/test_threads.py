@@ -390,17 +390,17 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
-    from hollywood_gin_env.agents.playout import expert_playout_kernel
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
     from hollywood_gin_env.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.observation import encode_kernel
     from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
-    from hollywood_gin_trainer.tableview import table_view_kernel
+    from hollywood_gin_trainer.privileged import expert_playout_kernel, privileged_view_kernel
 
     if numba.config.DISABLE_JIT:
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
     kernels = [step_kernel, new_match_kernel, encode_kernel, credit, random_opponent_turns, greedy_kernel]
-    kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae, table_view_kernel]
+    kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae]
+    kernels += [privileged_view_kernel]
     assert [k.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []
 
 
@@ -413,16 +413,16 @@ def _fingerprint_module():
 
 @pytest.fixture
 def training_slices(monkeypatch, one_row_slices):
-    """one_row_slices for the trainer's kernels too (the table view, credit and GAE); the process default kept."""
+    """one_row_slices for the trainer's kernels too (the privileged view and play-outs, credit and GAE); the process default kept."""
     pytest.importorskip("torch")
     monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
-    monkeypatch.setattr("hollywood_gin_trainer.tableview.TABLE_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.privileged.VIEW_GRAIN", 1)
     yield one_row_slices
     threads.set_default_threads(None)  # a training run makes its count the process default
 
 
 def test_a_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(training_slices):
-    """train.env_threads = 1 and = 2 (every kernel of the rollout, the table view, credit and GAE split down to
+    """train.env_threads = 1 and = 2 (every kernel of the rollout, the privileged view, credit and GAE split down to
     one-row slices) give the same weights, optimizer state, losses and evaluations: the tiny recipe fingerprint."""
     fingerprint = _fingerprint_module()
     one = fingerprint.fingerprint(tiny=True, env_threads=1)
@@ -430,18 +430,6 @@ def test_a_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(trai
     two = fingerprint.fingerprint(tiny=True, env_threads=2)
     assert max(training_slices) == 2  # two threads: the kernels ran on two slices
     assert two == one
-
-
-def test_an_overlapped_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(training_slices):
-    """train.overlap (two halves of the matches in two threads, each with its own streams) gives the same weights,
-    optimizer state, losses and evaluations on 1 and 2 env threads, whatever the threads' timing; its streams are
-    not the plain arena's, so it trains other weights than without overlap (proof that it ran)."""
-    fingerprint = _fingerprint_module()
-    one = fingerprint.fingerprint(tiny=True, env_threads=1, overlap=True)
-    two = fingerprint.fingerprint(tiny=True, env_threads=2, overlap=True)
-    assert max(training_slices) == 2
-    assert two == one
-    assert fingerprint.fingerprint(tiny=True, env_threads=1)["weights"] != one["weights"]
 
 
 @pytest.mark.parametrize(("env_threads", "expected"), [(None, 1), (3, 3)])
@@ -458,7 +446,6 @@ def test_a_rollout_worker_runs_one_kernel_thread_unless_env_threads_is_set(env_t
         worker = RolloutWorker(load_config("configs/smoke.toml", overrides).to_dict(), 0, 0, 4)
         assert worker.arena.threads.num_threads == expected
         assert worker.pool.threads.num_threads == expected
-        assert worker.arena.playout is None or worker.arena.playout.threads.num_threads == expected
     finally:
         threads.set_default_threads(None)  # the worker set the process's defaults, as in its own Ray process
         torch.set_num_threads(torch_threads)

@@ -218,22 +218,22 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
         load_config("configs/smoke.toml", ["warmstart.teacher=greedy", f"warmstart.teacher_weights={tuned}"])
 
 
-# --- the "table" critic ----------------------------------------------------------------------------------
+# --- the privileged critic ------------------------------------------------------------------------------
 
 
-def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
+def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
     from hollywood_gin_env.cards import from_mask
     from hollywood_gin_env.melds import min_deadwood_mask
     from hollywood_gin_env.state import M_STOCK_POS
     from hollywood_gin_trainer.pool import EXPERT, GREEDY, SELF, kind_of_opponent
-    from hollywood_gin_trainer.tableview import (
+    from hollywood_gin_trainer.privileged import (
         DEAL_PLAYOUT,
         OPPONENT_DEADWOOD,
         OPPONENT_HAND,
         OPPONENT_KIND,
         STOCK,
-        table_view,
-        table_view_size,
+        privileged_view,
+        privileged_view_size,
     )
 
     env = SelfPlayVectorEnv(6, episode="hand")
@@ -249,8 +249,8 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
     assert kinds.tolist() == [0, 2, 3, 1, 1, 0]
     deal = rng.normal(0, 20, size=6)
     for stock_cards in (1, 5, 31):
-        view = table_view(s, players, kinds, deal, stock_cards)
-        assert view.shape == (6, table_view_size(stock_cards))
+        view = privileged_view(env.engine, players, kinds, deal, stock_cards)
+        assert view.shape == (6, privileged_view_size(stock_cards))
         for i, p in enumerate(players):
             opponent = int(s.hands[i, 1 - p])
             assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:OPPONENT_DEADWOOD])) == from_mask(opponent)
@@ -266,20 +266,23 @@ def test_table_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_sto
             own = env.observe(players)["observation"][i, hand_offset : hand_offset + 52]
             assert not view[i, OPPONENT_HAND:OPPONENT_DEADWOOD] @ own  # the opponent's cards, not the player's
     with pytest.raises(ValueError, match="stock_cards=32"):
-        table_view_size(32)
+        privileged_view_size(32)
 
 
 def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
-    """The env's play-out score for seat 0 is the score of the hand when `expert` plays both seats from the deal in
-    the public env, the matches are left as they were, and the arena keeps that score of each match's deal."""
+    """The play-out score for seat 0 is the score of the hand when `expert` plays both seats from the deal in the
+    public env, the matches are left as they were, and the arena keeps that score of each match's deal."""
+    from hollywood_gin_env import threads
+    from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
     from hollywood_gin_env.rules import Rules
     from hollywood_gin_trainer.arena import Arena
+    from hollywood_gin_trainer.privileged import expert_deal_scores
 
     env = SelfPlayVectorEnv(40, episode="hand")
     obs, infos = env.reset(seed=21)
     expert = load_agent("expert")
     before = env.state_dict()
-    scores = env.play_out(np.arange(40), expert)
+    scores = expert_deal_scores(env.engine, np.arange(40), DEFAULT_WEIGHTS, threads.pool(1))
     after = env.state_dict()
     assert all(np.array_equal(before["engine"][name], array) for name, array in after["engine"].items())
     played = np.full(40, np.nan)
@@ -305,69 +308,50 @@ def test_the_config_defaults_are_the_shipped_recipe_of_configs_default_toml():
     assert load_config(None).to_dict() == load_config("configs/default.toml").to_dict() == Config().to_dict()
 
 
-def test_the_shipped_runs_saved_config_written_with_the_retired_options_loads_as_the_recipe():
-    """docs/shipped-run/config.toml, written by the version that still had the experiments' options (all off), loads
-    and is exactly today's recipe."""
+def test_the_shipped_runs_saved_config_is_the_recipe():
+    """docs/shipped-run/config.toml, the config of the run that trained the shipped bot, is configs/default.toml."""
     shipped = load_config("docs/shipped-run/config.toml")
     assert shipped.to_dict() == load_config("configs/default.toml").to_dict()
 
 
-def test_a_table_view_option_without_a_table_critic_is_an_error():
+def test_a_privileged_view_option_without_a_privileged_critic_is_an_error():
     for option in (
         "model.critic_stock_cards=4",
         "model.critic_playout=true",
     ):
-        with pytest.raises(ValueError, match='set model.critic="table"'):
+        with pytest.raises(ValueError, match='set model.critic="privileged"'):
             load_config("configs/smoke.toml", [option])
 
 
 @pytest.mark.parametrize(
-    ("option", "off", "used"),
-    [
-        ("model.oracle_updates", "0", "3"),
-        ("model.oracle_fade", "0", "2"),
-        ("ppo.belief_coef", "0.0", "0.5"),
-        ("warmstart.improve_weight", "0.0", "1.0"),
-        ("env.match_bonus", "0.0", "1.0"),
-        ("model.arch", "'cards'", "'mlp'"),
-        ("model.activation", "'relu'", "'tanh'"),
-    ],
+    "option", ["model.arch='cards'", "ppo.belief_coef=0.0", "train.overlap=false", "checkpoint.snapshot_files=false"]
 )
-def test_a_retired_option_loads_at_its_off_value_and_is_refused_by_name_at_any_other(option, off, used):
-    """A config written before the experiments' options were removed still loads where it left them off (the same
-    run as without the key); one that used an option is refused in one line naming it."""
-    plain = load_config("configs/smoke.toml").to_dict()
-    assert load_config("configs/smoke.toml", [f"{option}={off}"]).to_dict() == plain
-    with pytest.raises(ValueError, match=rf"^{re.escape(option)}=.*removed[^\n]*$"):
-        load_config("configs/smoke.toml", [f"{option}={used}"])
+def test_an_option_the_config_does_not_have_is_refused_by_name(option):
+    """Keys and sections outside the schema are refused in one line naming them, whatever their value."""
+    key = option.split("=")[0]
+    section, name = key.split(".")
+    with pytest.raises(ValueError, match=rf"unknown (key {re.escape(key)}|config section \[{section}\])"):
+        load_config("configs/smoke.toml", [option])
 
 
-def test_the_retired_checkpoint_section_and_settings_of_unused_options_load():
-    """[checkpoint] snapshot_files (read by no code) and the rollout-label settings that did nothing without
-    improve_weight load whatever their value."""
-    plain = load_config("configs/smoke.toml").to_dict()
-    overrides = ["checkpoint.snapshot_files=true", "warmstart.improve_fraction=0.5", "warmstart.improve_candidates=5"]
-    assert load_config("configs/smoke.toml", overrides).to_dict() == plain
-
-
-def test_only_a_table_critic_reads_the_table_view_and_the_policy_never_does():
+def test_only_a_privileged_critic_reads_the_privileged_view_and_the_policy_never_does():
     from hollywood_gin_trainer.ppo import ActorCritic
-    from hollywood_gin_trainer.tableview import table_view_size
+    from hollywood_gin_trainer.privileged import privileged_view_size
 
     config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
     torch.manual_seed(0)
     obs = torch.rand(8, OBS_SIZE)
-    size = table_view_size(4)
-    tables = torch.zeros(8, size), torch.rand(8, size)
-    table_model, player_model = ActorCritic(config, "table", stock_cards=4), ActorCritic(config, "player")
-    (logits_a, values_a), (logits_b, values_b) = (table_model(obs, t) for t in tables)
+    size = privileged_view_size(4)
+    views = torch.zeros(8, size), torch.rand(8, size)
+    privileged_model, player_model = ActorCritic(config, "privileged", stock_cards=4), ActorCritic(config, "player")
+    (logits_a, values_a), (logits_b, values_b) = (privileged_model(obs, v) for v in views)
     assert torch.equal(logits_a, logits_b) and not torch.allclose(values_a, values_b)
-    assert torch.equal(player_model(obs, tables[0])[1], player_model(obs, tables[1])[1])
-    with pytest.raises(ValueError, match="table view"):
-        table_model(obs)
+    assert torch.equal(player_model(obs, views[0])[1], player_model(obs, views[1])[1])
+    with pytest.raises(ValueError, match="privileged view"):
+        privileged_model(obs)
     with pytest.raises(ValueError, match="critic='oracle'"):
         ActorCritic(config, "oracle")
-    assert set(table_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds
+    assert set(privileged_model.policy.state_dict()) == set(player_model.policy.state_dict())  # what a checkpoint holds
 
 
 def test_env_threads_absent_means_the_process_default_and_a_set_count_is_kept_and_written():

@@ -25,7 +25,7 @@ from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss, ppo_update  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
-from hollywood_gin_trainer.tableview import table_view_size  # noqa: E402
+from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
 
 SMOKE = "configs/smoke.toml"
 
@@ -55,8 +55,8 @@ def _equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     [
         (),
         ("model.lookahead_features=true",),
-        ("model.critic='table'", "model.critic_stock_cards=12", "model.critic_playout=true"),
-        ("train.overlap=true", "model.critic='table'", "model.critic_playout=true", "train.env_threads=2"),
+        ("model.critic='privileged'", "model.critic_stock_cards=12", "model.critic_playout=true"),
+        ("model.critic='privileged'", "model.critic_playout=true", "train.env_threads=2"),
     ],
 )
 def test_save_and_resume_continue_exactly(tmp_path, overrides):
@@ -74,50 +74,6 @@ def test_save_and_resume_continue_exactly(tmp_path, overrides):
     assert resumed.progress.global_step == run.progress.global_step > 0
 
 
-#: The options a last.pt of an earlier version may name, at the values that left them off.
-RETIRED_OFF = {
-    "env": {"match_bonus": 0.0},
-    "model": {"arch": "cards", "activation": "relu", "oracle_updates": 0, "oracle_fade": 0},
-    "ppo": {"belief_coef": 0.0},
-    "warmstart": {"improve_weight": 0.0, "improve_fraction": 0.25, "improve_candidates": 3},
-    "checkpoint": {"snapshot_files": False},
-}
-
-
-def _rewrite_config(path, change) -> None:
-    """Rewrite last.pt's saved run config through change(config dict), as an earlier version would have saved it."""
-    data = torch.load(path, map_location="cpu", weights_only=True)
-    change(data["train"]["config"])
-    torch.save(data, path)
-
-
-def test_a_last_pt_naming_retired_options_left_off_resumes_and_continues_exactly(tmp_path):
-    """A run saved by the version that still had the experiments' options (all off) resumes and trains on exactly
-    as the run it was saved from."""
-    run = _run()
-    run.start()
-    _train(run, 1)
-    run.save(tmp_path / "last.pt")
-
-    def add_retired(config):
-        for section, values in RETIRED_OFF.items():
-            config.setdefault(section, {}).update(values)
-
-    _rewrite_config(tmp_path / "last.pt", add_retired)
-    resumed = TrainingRun.resume(tmp_path / "last.pt")
-    _train(run, 2)
-    _train(resumed, 2)
-    assert _equal(_weights(resumed), _weights(run))
-
-
-def test_a_last_pt_that_used_a_retired_option_is_refused_in_one_line_naming_it(tmp_path):
-    run = _run()
-    run.save(tmp_path / "last.pt")
-    _rewrite_config(tmp_path / "last.pt", lambda config: config["model"].update(oracle_updates=300))
-    with pytest.raises(ValueError, match=r"^model\.oracle_updates=300: this option was removed[^\n]*$"):
-        TrainingRun.resume(tmp_path / "last.pt")
-
-
 def test_the_warm_start_is_seeded():
     a, b, c = _run(), _run(), _run("train.seed=1")
     for run in (a, b, c):
@@ -128,18 +84,17 @@ def test_the_warm_start_is_seeded():
 
 
 @pytest.mark.parametrize(
-    ("arch", "critic", "lookahead"),
-    [("mlp", "player", False), ("cards", "player", False), ("cards", "table", False), ("cards", "player", True)],
+    ("critic", "lookahead"),
+    [("player", False), ("privileged", False), ("player", True)],
 )
-def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookahead):
+def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(critic, lookahead):
     """The forward pass is torch from input to logits: on the meta device (no data) it runs, and so do the loss and
     its backward pass, so nothing in them leaves torch for numpy or numba (the lookahead inputs are made before,
     by `prepare`)."""
     config = {
-        "arch": arch,
         "hidden_sizes": [32],
         "card_channels": 8,
-        "take_features": arch == "cards",
+        "take_features": True,
         "lookahead_features": lookahead,
     }
     with torch.device("meta"):
@@ -147,15 +102,15 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(arch, critic, lookah
     batch_size = 16
     assert model.policy.input_size == OBS_SIZE + (LOOKAHEAD_SIZE if lookahead else 0)
     obs = torch.empty(batch_size, model.policy.input_size, device="meta")
-    table = torch.empty(batch_size, table_view_size(1), device="meta")
-    logits, values = model(obs, table)
+    privileged = torch.empty(batch_size, privileged_view_size(1), device="meta")
+    logits, values = model(obs, privileged)
     assert logits.device.type == values.device.type == "meta"
     assert logits.shape == (batch_size, NUM_ACTIONS) and values.shape == (batch_size,)
 
     zeros = torch.zeros(batch_size, device="meta")
     batch = Batch(
         obs=obs,
-        table=table,
+        privileged=privileged,
         masks=torch.ones(batch_size, NUM_ACTIONS, dtype=torch.bool, device="meta"),
         actions=torch.zeros(batch_size, dtype=torch.int64, device="meta"),
         logprobs=zeros,

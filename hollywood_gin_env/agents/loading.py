@@ -1,11 +1,7 @@
-"""The agents a spec names without search: "random", "greedy", "expert", "bot" and "checkpoint:PATH".
+"""`load_agent(spec)`: the agent a spec names: "random", "greedy", "expert", "bot" or "checkpoint:PATH".
 
 "bot" is the shipped bot, the checkpoint the package carries as data (hollywood_gin_env/data/hollywood-ppo.pt), found
 with `importlib.resources`, so it plays wherever the package is installed, whatever the working directory.
-
-`load_agent` (the package's face) builds these through `load_plain_agent`, and so does the search agent for its
-rollout policy and base; keeping them here, below both, is what lets the search agent load them without importing
-the package that imports it.
 """
 
 from __future__ import annotations
@@ -17,10 +13,11 @@ from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.sampling import check_seed
+from hollywood_gin_env.threads import check_num_threads
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
-SEARCH_NAME = "search"
 BOT_NAME = "bot"
 BOT_FILE = "hollywood-ppo.pt"
 #: One line for a user without torch: what to install for the bot and checkpoint agents.
@@ -32,9 +29,17 @@ def bot_path() -> Path:
     return Path(str(files("hollywood_gin_env") / "data" / BOT_FILE))
 
 
-def load_plain_agent(spec: str, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
-    """The agent "random", "greedy", "expert", "bot" or "checkpoint:PATH" names, its kernels on `num_threads` threads
-    (`load_agent`); ValueError naming the specs allowed."""
+def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
+    """The agent a spec names: "random", "greedy", "expert", "bot" (the shipped bot) or "checkpoint:PATH" (an agent
+    passes through); the heuristics and a checkpoint's lookahead inputs run on `num_threads` kernel threads (default:
+    the CPUs this process may use). ValueError naming the specs allowed."""
+    if seed is not None:
+        check_seed(seed)
+    check_num_threads(num_threads)
+    if not isinstance(spec, str):
+        if isinstance(spec, AgentProtocol):
+            return spec
+        raise ValueError(f"agent spec {spec!r} is neither a string nor an agent with act() and name")
     key = spec.strip()
     if key.lower() in HEURISTICS:
         agent = HEURISTICS[key.lower()](num_threads=num_threads)
@@ -50,7 +55,4 @@ def load_plain_agent(spec: str, seed: int | None = None, num_threads: int | None
             with as_file(files("hollywood_gin_env") / "data" / BOT_FILE) as path:
                 return load_checkpoint_agent(path, seed=seed, num_threads=num_threads, name=BOT_NAME)
         return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed, num_threads=num_threads)
-    raise ValueError(
-        f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, {BOT_NAME}, {SEARCH_NAME}[:OPTIONS] or "
-        "checkpoint:PATH"
-    )
+    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, {BOT_NAME} or checkpoint:PATH")

@@ -1,13 +1,11 @@
-"""Neural policies (observation -> 107 logits), defined once, and the one checkpoint reader.
+"""The policy network (observation -> 107 logits), defined once, and the one checkpoint reader.
 
-Two networks, both a torso (features) and a head (logits), so a trainer can put a value head on the same torso:
-
-- `MLPPolicy` ("mlp"): fully connected layers over the whole observation.
-- `CardPolicy` ("cards"): the same torso, plus per-card logits for the 52 discard and 52 knock actions (and a
-  per-card score added to "take" for the face-up card) built from each card's own planes and those of its
-  neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of the
-  table. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
-  With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
+`CardPolicy` ("cards") is a torso (fully connected layers over the observation: features) and a head (logits), so a
+trainer can put a value head on the same torso. The head gives per-card logits for the 52 discard and 52 knock
+actions (and a per-card score added to "take" for the face-up card) built from each card's own planes and those of
+its neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of
+the match. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
+With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
   (the observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`,
   the network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
   each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every
@@ -18,19 +16,13 @@ A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(p
 weights_only=True)`, so loading never runs pickled code:
 
     {"format": "hollywood-gin-policy", "version": 4,
-     "config": {"arch": "mlp" | "cards", "obs_size": 567, "num_actions": 107, "hidden_sizes": [256, 256],
+     "config": {"arch": "cards", "obs_size": 567, "num_actions": 107, "hidden_sizes": [256, 256],
                 "activation": "relu" | "tanh", "card_channels": 64, "take_features": False,
                 "lookahead_features": False, "deterministic": True},
      "state_dict": {...}}
 
-Version 4 added "lookahead_features" (version 3 files load as they are: the key's default is False; an older library
-refuses a version 4 file by its version).
-
-Version 1 (no "arch", no "card_channels") is an "mlp" and still loads. Versions 1 and 2 were trained on the
-564-feature observation of HollywoodGin-v1: they load with three zero input weights for the "take_effect" block
-appended since (a v2 "cards" policy with take_features computed that block inside its forward pass, from the same
-solver, so its decisions are unchanged). Extra top-level keys (training metadata)
-are allowed and kept. The config is checked against the state_dict's tensor shapes before any network is built,
+A file of another format or version is refused by name. Extra top-level keys (training metadata) are allowed and
+kept. The config is checked against the state_dict's tensor shapes before any network is built,
 so a small file cannot ask for a huge allocation. This module imports torch; the rest of the package imports it
 only for "checkpoint:PATH" agents.
 """
@@ -64,22 +56,18 @@ from hollywood_gin_env.userfiles import format_bytes, open_user_file
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
 CHECKPOINT_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
-V0_OBS_SIZE = 564  # the observation of checkpoint versions 1 and 2 (HollywoodGin-v1): no "take_effect" block
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
-ARCHES = ("mlp", "cards")
+ARCHES = ("cards",)
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
 MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
 MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float32; the shipped policy has 0.2M)
 MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load reads them
 #: zip records a checkpoint may hold (a training state's pool of snapshots has a few hundred)
 MAX_CHECKPOINT_RECORDS = 100_000
-#: What a key missing from a checkpoint's config means. Older versions wrote fewer keys (a version-1 file has no
-#: "arch" and no "card_channels": it is an "mlp"; a version-3 file has no "lookahead_features"). This is not a
-#: training recipe: a trainer writes every key (`policy_config` of hollywood_gin_trainer/config.py, the shipped
-#: recipe's network).
+#: What a key left out of a policy config means. This is not a training recipe: a trainer writes every key
+#: (`policy_config` of hollywood_gin_trainer/config.py, the shipped recipe's network).
 MISSING_KEY_MEANS: dict[str, Any] = {
-    "arch": "mlp",
+    "arch": "cards",
     "obs_size": OBS_SIZE,
     "num_actions": NUM_ACTIONS,
     "hidden_sizes": [256, 256],
@@ -106,36 +94,6 @@ def _mlp(width: int, hidden_sizes: list[int], activation: str) -> tuple[nn.Seque
         layers += [nn.Linear(width, int(size)), ACTIVATIONS[activation]()]
         width = int(size)
     return nn.Sequential(*layers), width
-
-
-class MLPPolicy(nn.Module):
-    """Observation -> action logits through fully connected hidden layers."""
-
-    def __init__(self, obs_size: int, num_actions: int, hidden_sizes: list[int], activation: str) -> None:
-        super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation={activation!r} is not one of {', '.join(ACTIVATIONS)}")
-        torso, width = _mlp(obs_size, hidden_sizes, activation)
-        self.net = nn.Sequential(*torso, nn.Linear(width, num_actions))
-        self.feature_size = width
-        self.input_size = obs_size
-        self.threads = pool()  # nothing runs on it: `prepare` has no kernel (kept for PolicyAgent's interface)
-
-    def prepare(self, observations: np.ndarray) -> np.ndarray:
-        """The network's input rows for observation rows: the observations themselves."""
-        return observations
-
-    def features(self, observations: torch.Tensor) -> torch.Tensor:
-        """The last hidden layer (B, feature_size)."""
-        return self.net[:-1](observations)
-
-    def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        """Logits (B, num_actions) from the features."""
-        return self.net[-1](features)
-
-    def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        """Logits of shape (B, num_actions)."""
-        return self.net(observations)
 
 
 class CardPolicy(nn.Module):
@@ -252,18 +210,15 @@ def _discard_planes(observations: torch.Tensor) -> torch.Tensor:
 
 def build_policy(config: dict[str, Any]) -> nn.Module:
     """The network a (checked) policy config describes."""
-    hidden = [int(h) for h in config["hidden_sizes"]]
-    if config["arch"] == "cards":
-        return CardPolicy(
-            config["obs_size"],
-            config["num_actions"],
-            hidden,
-            config["activation"],
-            int(config["card_channels"]),
-            config["take_features"],
-            config["lookahead_features"],
-        )
-    return MLPPolicy(config["obs_size"], config["num_actions"], hidden, config["activation"])
+    return CardPolicy(
+        config["obs_size"],
+        config["num_actions"],
+        [int(h) for h in config["hidden_sizes"]],
+        config["activation"],
+        int(config["card_channels"]),
+        config["take_features"],
+        config["lookahead_features"],
+    )
 
 
 def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[str, Any]:
@@ -276,8 +231,6 @@ def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[s
     full = {**MISSING_KEY_MEANS, **config}
     if full["arch"] not in ARCHES:
         raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
-    if full["lookahead_features"] is True and full["arch"] != "cards":
-        raise ValueError(f"{where}: lookahead_features=true needs arch='cards', not arch={full['arch']!r}")
     if full["activation"] not in ACTIVATIONS:
         raise ValueError(f"{where}: activation={full['activation']!r} is not one of {tuple(ACTIVATIONS)}")
     for key in ("deterministic", "take_features", "lookahead_features"):
@@ -423,21 +376,13 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
     data = read_checkpoint(path)
     if data.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: format={data['format']!r}, expected {CHECKPOINT_FORMAT!r}")
-    version = data.get("version", 1)
-    if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise ValueError(f"{path}: version={version!r} is not one this library reads ({READABLE_VERSIONS})")
+    version = data.get("version")
+    if version != CHECKPOINT_VERSION or isinstance(version, bool):
+        raise ValueError(f"{path}: version={version!r} is not the one this library reads ({CHECKPOINT_VERSION})")
     raw = data["config"]
-    if isinstance(raw, dict) and version < 3 and raw.get("obs_size", V0_OBS_SIZE) == V0_OBS_SIZE:
-        raw = {**raw, "obs_size": OBS_SIZE}  # a v0-observation policy: its first layer is widened below
     config = check_policy_config(dict(raw) if isinstance(raw, dict) else raw, where=f"{path}: config")
     state = data["state_dict"]
-    expected = expected_shapes(config)
-    first = _first_layer(config)
-    if version < 3:
-        expected[first] = (expected[first][0], V0_OBS_SIZE)
-    check_weights(state, expected, f"{path}: the state_dict", f"the config {config}")
-    if version < 3:
-        state = {**state, first: widen_first_layer(state[first])}
+    check_weights(state, expected_shapes(config), f"{path}: the state_dict", f"the config {config}")
     policy = build_policy(config)
     policy.load_state_dict(state)
     return policy, config
@@ -491,16 +436,6 @@ def check_state_tensors(state: object, where: str) -> None:
         for (_, end, first), (start, _, second) in itertools.pairwise(parts):
             if start < end:
                 raise ValueError(f"{where}: parameters {first!r} and {second!r} overlap in one storage")
-
-
-def _first_layer(config: dict[str, Any]) -> str:
-    """The state_dict key of the weights that read the observation."""
-    return "torso.0.weight" if config["arch"] == "cards" else "net.0.weight"
-
-
-def widen_first_layer(weight: torch.Tensor) -> torch.Tensor:
-    """A v0-observation first layer (out, 564) with zero weights for the blocks appended since (out, OBS_SIZE)."""
-    return torch.cat([weight, weight.new_zeros(weight.shape[0], OBS_SIZE - weight.shape[1])], dim=1)
 
 
 def load_checkpoint_agent(

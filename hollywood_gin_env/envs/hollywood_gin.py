@@ -82,7 +82,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                    reward="hand", episode="match", learner_seat=None, illegal_action="end", render_mode=None)
     ```
     - `opponent`: "random" (built in, drawing from the env's seeded streams), a name that
-      `hollywood_gin_env.agents.load_agent` knows ("greedy", "expert", "search", "bot", "checkpoint:PATH"), an object
+      `hollywood_gin_env.agents.load_agent` knows ("greedy", "expert", "bot", "checkpoint:PATH"), an object
       with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
       `reset(seed)`, if it has one, by every seeded reset), or such a callable.
     - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game", "match" or "chance". `episode`: "match" or

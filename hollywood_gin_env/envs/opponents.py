@@ -7,36 +7,30 @@ from typing import Any
 
 import numpy as np
 
-from hollywood_gin_env.history import reads_history
-
 #: act(observations float32[B, D], action_masks int8[B, 107]) -> int64[B] actions.
 ActFn = Callable[[np.ndarray, np.ndarray], Any]
 
 BUILTIN_RANDOM = "random"
 
 
-def resolve_opponent(
-    opponent: Any, num_threads: int | None = None
-) -> tuple[ActFn | None, Callable[[int], Any] | None, bool]:
-    """The opponent's batched act function (None: the built-in random opponent), its reseed function, and whether
-    it reads the hand's history (an agent with `needs_history`, the search with a history belief: its act then
-    takes one `HandHistory` per row as a third argument).
+def resolve_opponent(opponent: Any, num_threads: int | None = None) -> tuple[ActFn | None, Callable[[int], Any] | None]:
+    """The opponent's batched act function (None: the built-in random opponent) and its reseed function.
 
     "random" (or None) is built in: it draws from each match's own env stream, so seeded rollouts
     repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
-    "expert", "search", "bot", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent` with
+    "expert", "bot", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent` with
     `num_threads` kernel threads (default: the CPUs this process may use). An agent with
     `reset(seed)` (the agents/ protocol) is reseeded whenever the env is reset with a seed.
     """
     if opponent is None or opponent == BUILTIN_RANDOM:
-        return None, None, False
+        return None, None
     agent = _load_named(opponent, num_threads) if isinstance(opponent, str) else opponent
     act = getattr(agent, "act", None)
     if callable(act):
         reseed = getattr(agent, "reset", None)
-        return act, reseed if callable(reseed) else None, reads_history(agent)
+        return act, reseed if callable(reseed) else None
     if callable(agent):
-        return agent, None, False
+        return agent, None
     raise ValueError(
         f"opponent={opponent!r} is not allowed: use a name such as 'random', an agent with "
         "act(observations, action_masks), or a callable with that signature"

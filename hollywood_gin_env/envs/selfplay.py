@@ -12,8 +12,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.agents.base import AgentProtocol
-from hollywood_gin_env.agents.search import rollout_scores
 from hollywood_gin_env.engine import Engine, as_actions, as_players, illegal_action_message
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.spaces import observation_space
@@ -22,7 +20,7 @@ from hollywood_gin_env.handstats import ended_hands
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import draw_root_seed, match_seeds
-from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS, EngineState
+from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS
 from hollywood_gin_env.state_check import check_counters, check_engine_state
 
 
@@ -67,11 +65,8 @@ class SelfPlayVectorEnv:
     slices of the matches on that many threads (hollywood_gin_env/threads.py); `threads` is that pool, for
     the caller's own per-match kernels. Every thread count gives the same steps.
 
-    ## Privileged view (training-time critics only)
-    A trainer's value baseline may read what no player sees, because it never chooses an action:
-    `true_state()` is the engine's state of every match (both hands, the stock in order; read-only views), and
-    `play_out(rows, agent)` scores each hand when `agent` plays both seats from now to the hand's end on its own
-    stock, leaving the matches as they are. An agent that plays reads `observe` and the step's observations only.
+    ## Engine
+    `engine` is the batched `Engine` the matches run in (read it; do not step it).
     """
 
     def __init__(
@@ -85,9 +80,9 @@ class SelfPlayVectorEnv:
         check_choice("reward", reward, batch.REWARD_MODES)
         check_choice("episode", episode, batch.EPISODE_MODES)
         self.num_envs = n = num_envs
-        self.engine = Engine(num_envs, rules, num_threads)
-        self.threads = self.engine.threads
-        self.rules = self.engine.rules
+        self._engine = Engine(num_envs, rules, num_threads)
+        self.threads = self._engine.threads
+        self.rules = self._engine.rules
         self.mode = batch.REWARD_MODES.index(reward)
         self.hand_episodes = episode == "hand"
         self.single_observation_space = observation_space()
@@ -164,29 +159,10 @@ class SelfPlayVectorEnv:
         encode_rows(self.threads, players, self._all, self.engine.arrays, self.engine.params, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
-    def true_state(self) -> EngineState:
-        """Read-only views of every match's true state (privileged view: training-time critics only)."""
-        views = EngineState(*(array.view() for array in self.engine.state))
-        for view in views:
-            view.flags.writeable = False
-        return views
-
-    def play_out(self, rows: np.ndarray, agent: AgentProtocol) -> np.ndarray:
-        """float64[len(rows)]: seat 0's score of the current hand (won +, lost -, dead 0) when `agent` plays both
-        seats of match rows[i] from its state now to the hand's end, on its own stock; the matches are left as they
-        are (privileged view: training-time critics only)."""
-        rows = np.asarray(rows)
-        if (
-            rows.ndim != 1
-            or not np.issubdtype(rows.dtype, np.integer)
-            or (rows.size and (rows.min() < 0 or rows.max() >= self.num_envs))
-        ):
-            raise ValueError(
-                f"play_out: rows must be a 1-d array of match indices in 0..{self.num_envs - 1}, got {rows}"
-            )
-        copy = EngineState(*(array[rows] for array in self.engine.state))  # fancy indexing copies
-        seats = np.zeros(rows.size, dtype=np.int64)
-        return rollout_scores(copy.arrays(), None, seats, agent, self.engine.params, self.threads)
+    @property
+    def engine(self) -> Engine:
+        """The batched `Engine` of the matches (read it; do not step it)."""
+        return self._engine
 
     @property
     def current_player(self) -> np.ndarray:

@@ -26,7 +26,6 @@ from hollywood_gin_env.engine import Engine, as_actions, check_deck, illegal_act
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
-from hollywood_gin_env.history import HistoryRecorder
 from hollywood_gin_env.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.rules import Rules, check_choice
 from hollywood_gin_env.sampling import match_seeds
@@ -61,9 +60,7 @@ class LearnerTable:
         self.engine = Engine(num_matches, rules, num_threads)
         self.rules = self.engine.rules
         self.num_matches = n = num_matches
-        self.opponent, self._reseed_opponent, reads = resolve_opponent(opponent, self.engine.threads.num_threads)
-        # the opponent's view of each hand, for an opponent that reads the history (made at the first deal)
-        self._reads_history, self._histories = reads, None
+        self.opponent, self._reseed_opponent = resolve_opponent(opponent, self.engine.threads.num_threads)
         self.opponent_name = opponent_name(opponent)
         self.broken: str | None = None  # why the last step or reset failed part-way (then a reset is needed)
         self.mode = batch.REWARD_MODES.index(reward)
@@ -116,7 +113,6 @@ class LearnerTable:
                     self._reseed_opponent(int(seeds[np.argmax(selected)]))
             self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
             batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
-            self._begin_histories(fresh)
             self._carry[selected] = False
             self._pending[selected] = 0.0
             self._settle(selected)
@@ -136,7 +132,6 @@ class LearnerTable:
                 return
             self.engine.new_matches(selected=over)
             batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
-            self._begin_histories(over)
             self._pending[over] = 0.0
 
     # --- step ------------------------------------------------------------------------------------
@@ -159,7 +154,6 @@ class LearnerTable:
         )
         try:
             self.engine.step(actions, playing)
-            self._record(actions, playing)
             batch.credit_rows(self.engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
             self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
@@ -199,7 +193,6 @@ class LearnerTable:
         while batch.opponent_turns(s.match, self.seats, active, ended, need):
             self._external_actions(need)
             self.engine.step(self._opp_actions, need)
-            self._record(self._opp_actions, need)
             batch.credit_rows(self.engine, self.seats, need, self.mode, hand_episodes, rewards, ended)
 
     def _external_actions(self, need: np.ndarray) -> None:
@@ -207,29 +200,11 @@ class LearnerTable:
         state, params = self.engine.arrays, self.engine.params
         encode_rows(self.engine.threads, 1 - self.seats, need, state, params, self._opp_obs, self._opp_mask)
         rows = np.flatnonzero(need)
-        if self._histories is None:
-            chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
-        else:
-            histories = [self._histories.histories[m] for m in rows]
-            chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows], histories)
+        chosen = self.opponent(self._opp_obs[rows], self._opp_mask[rows])
         self._opp_actions[rows] = as_actions(chosen, rows.size, f"the actions of opponent {self.opponent_name}")
         if batch.mark_illegal(self._opp_actions, self.engine.legal_mask, need, self._opp_illegal):
             i = int(np.flatnonzero(self._opp_illegal)[0])
             raise ValueError(f"opponent {self.opponent_name} chose illegal action {self._opp_actions[i]} in match {i}")
-
-    def _begin_histories(self, dealt: np.ndarray) -> None:
-        """Start the opponent's histories of the matches just dealt (an opponent that reads them only)."""
-        if not self._reads_history:
-            return
-        if self._histories is None:  # every match has been dealt now: the first reset deals them all
-            self._histories = HistoryRecorder(self.engine, 1 - self.seats)
-        else:
-            self._histories.begin(dealt, 1 - self.seats)
-
-    def _record(self, actions: np.ndarray, stepped: np.ndarray) -> None:
-        """Add the step the engine just took to the opponent's histories (an opponent that reads them only)."""
-        if self._histories is not None:
-            self._histories.record(actions, stepped)
 
     def new_outputs(self) -> None:
         """Give `obs` and `mask` fresh arrays, so the ones handed out before stay as they were."""
