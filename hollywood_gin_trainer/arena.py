@@ -35,8 +35,8 @@ from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import RolloutForward
 from hollywood_gin_trainer.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
 from hollywood_gin_trainer.ppo import ActorCritic, Batch
-from hollywood_gin_trainer.rollout import RolloutStorage
 from hollywood_gin_trainer.privileged import expert_deal_scores, privileged_view
+from hollywood_gin_trainer.rollout import RolloutStorage
 
 MAX_HAND_POINTS = 1000.0  # far above any hand's score (a gin with 100 deadwood against it and every bonus)
 

@@ -63,8 +63,8 @@ class TrainConfig:
     torch_threads: int = field(default=2, metadata=_allowed(1, 256))
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
     env_threads: int | None = field(default=None, metadata=_allowed(1, MAX_THREADS))
-    """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the privileged view,
-    the play-outs, the reward credit and GAE; hollywood_gin_env/threads.py), 1..1024; absent (None): the CPUs this
+    """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the privileged
+    view, the play-outs, the reward credit and GAE; hollywood_gin_env/threads.py), 1..1024; absent (None): the CPUs this
     process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
     `workers = K > 1` each Ray worker takes 1 unless this is set (then each takes this many). docs/TRAINING.md,
     "Threads": how to split the cores between this and torch_threads"""
@@ -118,8 +118,8 @@ class ModelConfig:
     player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
     privileged.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
     critic_stock_cards: int = field(default=12, metadata=_allowed(1, 16))
-    """"privileged" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is 208
-    bytes more for every decision the warm start and a rollout hold)"""
+    """"privileged" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is
+    208 bytes more for every decision the warm start and a rollout hold)"""
     critic_playout: bool = True
     """"privileged" critic only: the value head also sees the score of `expert` playing each hand's deal out against
     itself on the same stock (one play-out a hand, privileged.py)"""

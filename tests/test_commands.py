@@ -11,7 +11,6 @@ from hollywood_gin_env.cards import SUITS, card_name, parse_card, parse_cards
 from hollywood_gin_env.commands import Command, CommandError, parse_card_token, parse_command
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.hints import hint_lines
-from hollywood_gin_env.observation import OBS_SIZE
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 

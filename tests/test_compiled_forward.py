@@ -16,8 +16,8 @@ from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.forward import RolloutForward, pad_rows  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic  # noqa: E402
-from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
 from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
+from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = [  # the recipe's network (cards, lookahead inputs, privileged critic), narrow: quick to compile

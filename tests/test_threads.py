@@ -393,8 +393,8 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
     from hollywood_gin_env.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.observation import encode_kernel
-    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
     from hollywood_gin_trainer.privileged import expert_playout_kernel, privileged_view_kernel
+    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
 
     if numba.config.DISABLE_JIT:
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
@@ -413,7 +413,8 @@ def _fingerprint_module():
 
 @pytest.fixture
 def training_slices(monkeypatch, one_row_slices):
-    """one_row_slices for the trainer's kernels too (the privileged view and play-outs, credit and GAE); the process default kept."""
+    """one_row_slices for the trainer's kernels too (the privileged view, credit and GAE); the process default
+    kept."""
     pytest.importorskip("torch")
     monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
     monkeypatch.setattr("hollywood_gin_trainer.privileged.VIEW_GRAIN", 1)

@@ -24,8 +24,8 @@ from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss, ppo_update  # noqa: E402
-from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
 from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
+from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
 
 SMOKE = "configs/smoke.toml"
 
