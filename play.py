@@ -1,8 +1,8 @@
-"""`python play.py`: play the bot, `hollywood_gin_env.play` (the same program as `hollywood-gin play`)."""
+"""`python play.py`: play the bot, `hollywood_gin_env.play.terminal` (the same program as `hollywood-gin play`)."""
 
 import sys
 
-from hollywood_gin_env.play import main
+from hollywood_gin_env.play.terminal import main
 
 if __name__ == "__main__":
     sys.exit(main(prog="python play.py"))

@@ -23,9 +23,9 @@ if hasattr(os, "sched_setaffinity"):
 
 import numpy as np  # noqa: E402
 
-from hollywood_gin_env.engine import Engine  # noqa: E402
-from hollywood_gin_env.melds import min_deadwood_batch  # noqa: E402
-from hollywood_gin_env.sampling import sample_legal  # noqa: E402
+from hollywood_gin_env.engine.batched import Engine  # noqa: E402
+from hollywood_gin_env.engine.sampling import sample_legal  # noqa: E402
+from hollywood_gin_env.rules.melds import min_deadwood_batch  # noqa: E402
 
 
 def random_hands(count: int, size: int, seed: int) -> np.ndarray:

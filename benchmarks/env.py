@@ -24,7 +24,7 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hollywood_gin_env  # noqa: E402, F401  (registers HollywoodGin-v1)
-from hollywood_gin_env.sampling import sample_legal_streams  # noqa: E402
+from hollywood_gin_env.engine.sampling import sample_legal_streams  # noqa: E402
 
 
 def vector_runner(num_envs: int) -> Callable[[float], float]:

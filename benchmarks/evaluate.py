@@ -20,7 +20,7 @@ import time
 import _one_core  # noqa: F401  (first: it sets one thread per library before numpy loads)
 
 # isort: split
-from hollywood_gin_env.evaluate import Schedule, evaluate_pairs, summarize_pair, without_timing  # noqa: E402
+from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs, summarize_pair, without_timing  # noqa: E402
 
 
 def play(pairs: list[tuple[str, str]], matches: int, schedule: Schedule) -> tuple[float, list[dict]]:

@@ -19,8 +19,8 @@ from which a cluster's rollout rate is projected (docs/SCALING.md).
 
 `--env-threads N ...` runs our loop once per N with the rollout's kernels (the engine, the encoder, the heuristic
 opponents, the lookahead inputs, the play-outs, the reward credit and GAE) on N threads of this process
-(hollywood_gin_env/threads.py; every count plays the same games) and adds, per N, `ppo_steps_per_s_threads_N` (the
-whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time alone) and the shares of the time
+(hollywood_gin_env/engine/threads.py; every count plays the same games) and adds, per N, `ppo_steps_per_s_threads_N`
+(the whole loop), `rollout_steps_per_s_threads_N` (decisions over the rollout's time alone) and the shares of the time
 (`rollout_share_threads_N`, `forward_share_threads_N`, `update_share_threads_N`), the update's own speed
 (`update_rows_per_s_threads_N`: rows of every gradient step over the update's seconds, the same whether PPO stops
 its epochs early at target_kl or not) and `epochs_per_rollout_threads_N` (those rows over the decisions: how many
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from hollywood_gin_env.threads import check_num_threads, set_default_threads
+    from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads
 
     torch.set_num_threads(args.threads)
     seconds = 0.5 if args.smoke else args.seconds

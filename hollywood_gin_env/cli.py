@@ -1,9 +1,9 @@
 """The `hollywood-gin` command: `hollywood-gin play|evaluate|train [OPTIONS]`, also `python -m hollywood_gin_env ...`.
 
-Each subcommand is its program's own command line, with its own `--help`: `play` (hollywood_gin_env.play),
-`evaluate` (hollywood_gin_env.evaluate) and `train` (hollywood_gin_trainer.main, which needs the [train] extra).
-In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are the same three programs. A program is
-imported only when its subcommand runs, so `play` and `evaluate` start without torch.
+Each subcommand is its program's own command line, with its own `--help`: `play` (hollywood_gin_env.play.terminal),
+`evaluate` (hollywood_gin_env.evaluation.evaluate) and `train` (hollywood_gin_trainer.main, which needs the [train]
+extra). In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are the same three programs. A
+program is imported only when its subcommand runs, so `play` and `evaluate` start without torch.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 #: subcommand -> (module whose main(argv, prog) runs it, one line on what it does)
 COMMANDS = {
-    "play": ("hollywood_gin_env.play", "play a match against the shipped bot, in the terminal or a browser (--web)"),
-    "evaluate": ("hollywood_gin_env.evaluate", "benchmark agents against each other on duplicate deals"),
+    "play": (
+        "hollywood_gin_env.play.terminal",
+        "play a match against the shipped bot, in the terminal or a browser (--web)",
+    ),
+    "evaluate": ("hollywood_gin_env.evaluation.evaluate", "benchmark agents against each other on duplicate deals"),
     "train": ("hollywood_gin_trainer.main", "train a bot by self-play (needs the [train] extra)"),
 }
 #: what `train` imports that the core install lacks, and the extra that brings it

@@ -10,7 +10,7 @@ In a "self" match the learner plays both seats and both seats' decisions are sto
 (a snapshot or a heuristic) only the learner's seat is. The same loop collects a teacher's decisions for the warm
 start (`actor=`: the teacher plays every seat of every match). The engine runs on the CPU; the learner's and the
 snapshots' forward passes run on the run's device, and each step's observations cross to it once, batched. Hand
-statistics come from the env's step infos (hollywood_gin_env.handstats), never from the engine's arrays.
+statistics come from the env's step infos (hollywood_gin_env.engine.handstats), never from the engine's arrays.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from hollywood_gin_env.agents import AgentProtocol, load_agent
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import PolicyAgent
-from hollywood_gin_env.duplicate import ChunkJob, PairRecord, play_job
+from hollywood_gin_env.engine.handstats import HandCounts
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.handstats import HandCounts
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord, play_job
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import RolloutForward
 from hollywood_gin_trainer.pool import EXPERT, SELF, OpponentPool, kind_of_opponent
@@ -74,7 +74,9 @@ class Arena:
         compiled: bool = False,
     ) -> None:
         self.env = SelfPlayVectorEnv(num_envs, rules, reward=reward, episode=episode, num_threads=num_threads)
-        self.threads = self.env.threads  # every kernel of the rollout runs on these (hollywood_gin_env/threads.py)
+        self.threads = (
+            self.env.threads
+        )  # every kernel of the rollout runs on these (hollywood_gin_env/engine/threads.py)
         self.device = torch.device(device)
         self.num_envs = num_envs
         self.forward = RolloutForward(compiled, self.device, num_envs)  # the learner's (train.compile)
@@ -253,8 +255,8 @@ class Arena:
         self.pool.add(policy, update)
 
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
-        """Evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py plays them) with the model's greedy
-        policy in seat A, played here; the records in the jobs' order."""
+        """Evaluation chunks (hollywood_gin_env.evaluation.duplicate's, as evaluate.py plays them) with the model's
+        greedy policy in seat A, played here; the records in the jobs' order."""
         count = self.threads.num_threads
         learner = PolicyAgent(model.policy, deterministic=True, name="learner", num_threads=count)
         opponents = {name: load_agent(name, num_threads=count) for name in dict.fromkeys(job.specs[1] for job in jobs)}

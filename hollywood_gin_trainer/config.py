@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, get_args, get_origin, get_type_hints
 
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.threads import MAX_THREADS
-from hollywood_gin_env.userfiles import read_user_file
+from hollywood_gin_env.engine.threads import MAX_THREADS
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.userfiles import read_user_file
 
 
 def _allowed(
@@ -64,8 +64,8 @@ class TrainConfig:
     """torch's intra-op threads; set deliberately: the default (one per core) oversubscribes a busy small machine"""
     env_threads: int | None = field(default=None, metadata=_allowed(1, MAX_THREADS))
     """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the privileged
-    view, the play-outs, the reward credit and GAE; hollywood_gin_env/threads.py), 1..1024; absent (None): the CPUs this
-    process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
+    view, the play-outs, the reward credit and GAE; hollywood_gin_env/engine/threads.py), 1..1024; absent (None): the
+    CPUs this process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
     `workers = K > 1` each Ray worker takes 1 unless this is set (then each takes this many). docs/TRAINING.md,
     "Threads": how to split the cores between this and torch_threads"""
     max_minutes: float = field(default=115.0, metadata=_allowed(0.0))
@@ -90,7 +90,7 @@ class EnvConfig:
     """matches played at once (one batched engine; at most 8192, and num_envs * ppo.rollout_steps <= 2**20)"""
     reward: str = field(default="hand", metadata=_allowed(choices=("hand", "game", "match", "chance")))
     """"hand": ±points/100 when a hand is scored; "game": ±1 per Hollywood game closed; "match": ±1 at the end;
-    "chance": 2 × the hand's change in the chance to win the match (hollywood_gin_env/win_chance.py)"""
+    "chance": 2 × the hand's change in the chance to win the match (hollywood_gin_env/rules/win_chance.py)"""
     episode: str = field(default="hand", metadata=_allowed(choices=("match", "hand")))
     """where returns stop: "match" (a decision's return runs on through later hands) or "hand" (only the points of
     the hand it was made in; the value head then predicts the rest of the hand, a much less noisy target)"""
@@ -201,7 +201,7 @@ class SelfPlayConfig:
 
 @dataclass
 class EvalConfig:
-    """[eval]: duplicate-deal matches through hollywood_gin_env.evaluate during training."""
+    """[eval]: duplicate-deal matches through hollywood_gin_env.evaluation.evaluate during training."""
 
     every: int = field(default=100, metadata=_allowed(0))
     """updates between evaluations (0 = only at the end); last.pt is written at each"""

@@ -28,7 +28,7 @@ from pathlib import Path
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from hollywood_gin_env.atomic import AtomicWriteError, atomic_write_text, check_write_target
+from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_trainer.config import Config, load_config, to_toml
 from hollywood_gin_trainer.run import TrainingRun, resolve_device
 from hollywood_gin_trainer.rundir import RUN_FILES, RunLock, check_fresh, clean_stale_temps
@@ -131,10 +131,10 @@ def check_args(args: argparse.Namespace) -> None:
         least = "at least 1 with --resume" if args.resume else "at least 0 (0: stop after the warm start)"
         raise ValueError(f"--stop-after {args.stop_after}: give a number of updates of {least}")
     if args.ray_address:  # Ray's own connect would retry for minutes against an address nobody listens at
-        from hollywood_gin_env.duplicate import EvaluationError
+        from hollywood_gin_env.evaluation.duplicate import EvaluationError
 
         try:
-            from hollywood_gin_env.evaluate_ray import check_reachable
+            from hollywood_gin_env.evaluation.ray_tasks import check_reachable
         except ImportError:
             return  # no Ray: the run's workers say what to install
         try:

@@ -19,7 +19,7 @@ from torch import nn
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
-from hollywood_gin_env.threads import pool
+from hollywood_gin_env.engine.threads import pool
 from hollywood_gin_trainer.config import SelfPlayConfig
 
 SELF, GREEDY, EXPERT = -1, 0, 1

@@ -19,24 +19,15 @@ import numpy as np
 from numba import njit
 
 from hollywood_gin_env.agents.expert import SCRATCH_SHAPE, expert_row
-from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.engine import Engine, overflow_ok
-from hollywood_gin_env.kernels import step_match
-from hollywood_gin_env.melds import min_deadwood_mask
-from hollywood_gin_env.observation import OBS_SIZE, encode_match
-from hollywood_gin_env.state import (
-    M_PHASE,
-    M_PLAYER,
-    M_STOCK_POS,
-    NUM_ACTIONS,
-    PHASE_OVER,
-    R_POINTS,
-    R_WINNER,
-    S_HAND_OVER,
-    EngineState,
-    named,
-)
-from hollywood_gin_env.threads import KernelThreads, pool, sliced
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine, overflow_ok
+from hollywood_gin_env.engine.kernels import step_match
+from hollywood_gin_env.engine.observation import OBS_SIZE, encode_match
+from hollywood_gin_env.engine.state import EngineState, named
+from hollywood_gin_env.engine.threads import KernelThreads, pool, sliced
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.cards import NUM_CARDS
+from hollywood_gin_env.rules.melds import min_deadwood_mask
 
 #: Fewest matches a thread's slice of the privileged view gets (a fraction of a microsecond a row).
 VIEW_GRAIN = 256
@@ -81,7 +72,7 @@ def privileged_view_kernel(
         out[i, OPPONENT_DEADWOOD] = min_deadwood_mask(opponent) / 100.0
         out[i, OPPONENT_KIND + kinds[i]] = 1.0
         out[i, DEAL_PLAYOUT] = (deal[i] if players[i] == 0 else -deal[i]) / 100.0
-        position = match[i, M_STOCK_POS]
+        position = match[i, col.M_STOCK_POS]
         for k in range(stock_cards):
             if 0 <= position + k < NUM_CARDS:
                 out[i, STOCK + k * NUM_CARDS + deck[i, position + k]] = 1.0
@@ -126,17 +117,17 @@ def expert_playout_kernel(arrays, params, weights, seats, values, max_decisions:
     scratch = np.zeros(SCRATCH_SHAPE, dtype=np.int64)
     for i in range(s.match.shape[0]):
         for _ in range(max_decisions):
-            if s.match[i, M_PHASE] == PHASE_OVER:
+            if s.match[i, col.M_PHASE] == col.PHASE_OVER:
                 break
-            player = s.match[i, M_PLAYER]
+            player = s.match[i, col.M_PLAYER]
             encode_match(i, player, s, params, obs)
             for a in range(NUM_ACTIONS):
                 mask[a] = s.legal[i, a]  # the mask of the player to act, as the encoder writes it
             step_match(i, expert_row(obs, mask, weights, scratch), True, s, params)
-            if s.last_step[i, S_HAND_OVER] == 1:
-                winner = s.last_hand[i, R_WINNER]
+            if s.last_step[i, col.S_HAND_OVER] == 1:
+                winner = s.last_hand[i, col.R_WINNER]
                 sign = 1.0 if winner == seats[i] else (0.0 if winner < 0 else -1.0)
-                values[i] = sign * s.last_hand[i, R_POINTS]
+                values[i] = sign * s.last_hand[i, col.R_POINTS]
                 break
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hollywood_gin_env.threads import KernelThreads, pool
+from hollywood_gin_env.engine.threads import KernelThreads, pool
 from hollywood_gin_trainer.privileged import privileged_view_size
 
 #: Fewest matches (columns) a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.

@@ -30,9 +30,9 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents.policy import save_checkpoint
-from hollywood_gin_env.duplicate import PairRecord, pair_jobs
-from hollywood_gin_env.evaluate import summarize_pair
-from hollywood_gin_env.threads import check_num_threads, set_default_threads
+from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads
+from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
+from hollywood_gin_env.evaluation.evaluate import summarize_pair
 from hollywood_gin_trainer.arena import Arena, RolloutTimings
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import check_compiles
@@ -216,8 +216,8 @@ class TrainingRun:
 
     def evaluate(self) -> dict[str, dict[str, Any]]:
         """Duplicate-deal matches of the greedy policy against each eval opponent, on evaluate.py's path: the chunks
-        of hollywood_gin_env.duplicate (each opponent its own pair), played by the arena (here, or on the rollout
-        workers when train.workers > 1; the same results either way)."""
+        of hollywood_gin_env.evaluation.duplicate (each opponent its own pair), played by the arena (here, or on the
+        rollout workers when train.workers > 1; the same results either way)."""
         e = self.config.eval
         config_threads = self.config.train.env_threads  # None: each arena's own (a Ray worker's: 1)
         jobs = [

@@ -8,7 +8,8 @@
 - `make_run_dir(run_dir)`: creates the directory; a file standing at that path is refused in one line.
 - `check_fresh(run_dir, overwrite)`: a new run refuses a directory that holds a run (last.pt, best.pt, policy.pt,
   config.toml) unless `overwrite`.
-- `clean_stale_temps(run_dir)`: removes the temporary files of interrupted atomic writes (hollywood_gin_env/atomic.py
+- `clean_stale_temps(run_dir)`: removes the temporary files of interrupted atomic writes
+(hollywood_gin_env/support/atomic.py
   names them so); call it holding the lock, so no live write is touched.
 
 Every refusal is a `RunDirError` (a ValueError) with a one-line message naming the directory and what to do.
@@ -25,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hollywood_gin_env.atomic import is_temp_name
-from hollywood_gin_env.userfiles import UserFileError, read_user_file
+from hollywood_gin_env.support.atomic import is_temp_name
+from hollywood_gin_env.support.userfiles import UserFileError, read_user_file
 
 LOCK_NAME = ".run.lock"
 #: Files that mean a directory holds a run (written by train.py).

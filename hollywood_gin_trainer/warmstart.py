@@ -16,9 +16,9 @@ import torch
 
 from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.masked import masked_log_probs
-from hollywood_gin_env.observation import OBS_SIZE
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.engine.observation import OBS_SIZE
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.ppo import ActorCritic

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.duplicate import ChunkJob, PairRecord
-from hollywood_gin_env.handstats import HandCounts
-from hollywood_gin_env.threads import set_default_threads
+from hollywood_gin_env.engine.handstats import HandCounts
+from hollywood_gin_env.engine.threads import set_default_threads
+from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
 from hollywood_gin_trainer.arena import Arena, RolloutTimings
 from hollywood_gin_trainer.config import Config, config_from_dict
 from hollywood_gin_trainer.pool import OpponentPool
@@ -129,8 +129,8 @@ class RolloutWorker:
         self.arena.rng, self.arena.generator = rng, generator
 
     def evaluate(self, weights: dict[str, torch.Tensor], jobs: list[ChunkJob]) -> list[PairRecord]:
-        """Play evaluation chunks (hollywood_gin_env.duplicate's, as evaluate.py's workers do) with the learner's
-        greedy policy of these weights in seat A; the records in the jobs' order."""
+        """Play evaluation chunks (hollywood_gin_env.evaluation.duplicate's, as evaluate.py's workers do) with the
+        learner's greedy policy of these weights in seat A; the records in the jobs' order."""
         self.model.load_state_dict(weights)
         records = self.arena.evaluate(self.model, jobs)
         self.model.train()
@@ -165,7 +165,7 @@ class RemoteArena:
     ) -> None:
         import ray
 
-        from hollywood_gin_env.evaluate_ray import start_ray
+        from hollywood_gin_env.evaluation.ray_tasks import start_ray
 
         self.config, self.pool, self.device, self.timeout = config, pool, torch.device(device), timeout
         self.workers_count = config.train.workers
@@ -186,7 +186,7 @@ class RemoteArena:
 
     def _get(self, refs: list, what: str) -> list:
         """ray.get of one call per worker, each within the timeout; a WorkerError naming the first that fails."""
-        from hollywood_gin_env.evaluate_ray import ray_get
+        from hollywood_gin_env.evaluation.ray_tasks import ray_get
 
         deadline = time.monotonic() + self.timeout
         results = []

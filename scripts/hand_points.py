@@ -1,7 +1,7 @@
 """Measure the points of hands `expert` wins against itself: the quantile table `win_chance.HAND_POINTS`.
 
 Run: `python scripts/hand_points.py [--matches 1000] [--seed 7]`; prints the 100 quantiles to paste into
-hollywood_gin_env/win_chance.py.
+hollywood_gin_env/rules/win_chance.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import numpy as np
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.duplicate import HAND_COLUMNS, play_hands
+from hollywood_gin_env.evaluation.duplicate import HAND_COLUMNS, play_hands
 
 
 def hand_points(matches: int, seed: int) -> np.ndarray:

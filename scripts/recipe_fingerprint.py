@@ -9,7 +9,7 @@ The run keeps every mechanism of the recipe on (the warm start on the re-weighte
 the privileged critic with its play-out, the opponent pool with its snapshots and heuristics, the evaluations) and
 shrinks only its sizes (updates, matches, rollout steps, teacher decisions, evaluation matches); it is seeded, runs
 on one torch thread and `--env-threads` kernel threads (default 1; every count gives the same hashes: the rollout's
-kernels split the matches into slices, hollywood_gin_env/threads.py), in a temporary run directory, through
+kernels split the matches into slices, hollywood_gin_env/engine/threads.py), in a temporary run directory, through
 `hollywood_gin_trainer.run.TrainingRun` in train.py's order of steps.
 It prints the hashes of the final weights, the optimizer's state, every warm-start epoch's and PPO update's losses,
 the evaluation results, and of all of them together: a change to the trainer that must not change what it trains
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents.policy import read_checkpoint
-from hollywood_gin_env.evaluate import without_timing
+from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_trainer.config import Config, load_config
 from hollywood_gin_trainer.run import TrainingRun
 

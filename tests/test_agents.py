@@ -15,21 +15,21 @@ import pytest
 from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, load_agent
 from hollywood_gin_env.agents._features import card_masks
 from hollywood_gin_env.agents.expert import discard_lookaheads, lookahead, lookahead_of, new_scratch
-from hollywood_gin_env.cards import parse_cards, to_mask
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import min_deadwood
-from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, encode_kernel
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import (
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, encode_kernel
+from hollywood_gin_env.rules.actions import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
     ACTION_TAKE,
     DISCARD_BASE,
     KNOCK_BASE,
     NUM_ACTIONS,
-    PHASE_DISCARD,
 )
+from hollywood_gin_env.rules.cards import parse_cards, to_mask
+from hollywood_gin_env.rules.melds import min_deadwood
+from hollywood_gin_env.rules.options import Rules
 
 HAND, FACE_UP, PHASE, DW_AFTER = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase", "deadwood_after_discard"))
 VARIANTS = [Rules(), Rules(last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True, knock_limit=5)]
@@ -119,7 +119,7 @@ def test_random_agent_is_uniform_and_seeded(states):
 def test_greedy_knocks_when_it_may_else_discards_to_the_lowest_deadwood(states):
     obs, masks = states
     actions = GreedyAgent().act(obs, masks)
-    discard_rows = np.flatnonzero(obs[:, PHASE + PHASE_DISCARD] > 0.5)
+    discard_rows = np.flatnonzero(obs[:, PHASE + col.PHASE_DISCARD] > 0.5)
     for i in discard_rows:
         after = np.round(obs[i, DW_AFTER : DW_AFTER + 52] * 100)
         knocks = np.flatnonzero(masks[i, KNOCK_BASE:])
@@ -192,7 +192,7 @@ def test_expert_prefers_the_safe_discard():
     mask[:] = 0
     mask[DISCARD_BASE + kc] = mask[DISCARD_BASE + qc] = 1
     obs[PHASE : PHASE + 6] = 0
-    obs[PHASE + PHASE_DISCARD] = 1
+    obs[PHASE + col.PHASE_DISCARD] = 1
     assert ExpertAgent().act(obs[None], mask[None])[0] == DISCARD_BASE + kc
 
 
@@ -233,7 +233,7 @@ def test_load_agent_specs_and_errors():
 
 
 def test_agents_and_evaluate_do_not_import_torch():
-    code = "import sys, hollywood_gin_env.agents, hollywood_gin_env.evaluate; print('torch' in sys.modules)"
+    code = "import sys, hollywood_gin_env.agents, hollywood_gin_env.evaluation.evaluate; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

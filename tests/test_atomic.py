@@ -15,8 +15,8 @@ import stat
 
 import pytest
 
-from hollywood_gin_env import atomic
-from hollywood_gin_env.atomic import AtomicWriteError, atomic_write, atomic_write_text, is_temp_name
+from hollywood_gin_env.support import atomic
+from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write, atomic_write_text, is_temp_name
 
 
 @pytest.fixture
@@ -206,7 +206,7 @@ def test_a_regular_file_and_a_new_path_are_still_written(tmp_path):
 
 def test_evaluate_json_refuses_a_device_before_any_match(tmp_path, monkeypatch, capsys):
     """evaluate.py --json names the path and what is allowed before playing, and leaves the device as it was."""
-    import hollywood_gin_env.evaluate as evaluate
+    import hollywood_gin_env.evaluation.evaluate as evaluate
 
     node = private_null(tmp_path)
     played = []
@@ -219,7 +219,7 @@ def test_evaluate_json_refuses_a_device_before_any_match(tmp_path, monkeypatch, 
 
 def test_play_save_refuses_a_device_and_a_symlink(tmp_path, capsys):
     """play.py --save X saves at once: X a device or a symlink stops it (status 2) with X left as it was."""
-    from hollywood_gin_env import play
+    from hollywood_gin_env.play import terminal as play
 
     node = private_null(tmp_path)
     link = tmp_path / "link.json"

@@ -1,12 +1,12 @@
-"""Tests of hollywood_gin_env.cards: ids, values, parsing, printing and masks (RULES.md §1, D1)."""
+"""Tests of hollywood_gin_env.rules.cards: ids, values, parsing, printing and masks (RULES.md §1, D1)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from hollywood_gin_env import cards
-from hollywood_gin_env.cards import (
+from hollywood_gin_env.rules import cards
+from hollywood_gin_env.rules.cards import (
     CARD_VALUES,
     FULL_DECK_MASK,
     as_cards,

@@ -12,18 +12,18 @@ import string
 import pytest
 from rich.console import Console
 
-from hollywood_gin_env import play
-from hollywood_gin_env.cards import RANKS, SUITS
-from hollywood_gin_env.commands import WORDS, CommandError, parse_command
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.session import Session
-from hollywood_gin_env.state import ACTION_TAKE
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play import terminal as play
+from hollywood_gin_env.play.commands import WORDS, CommandError, parse_command
+from hollywood_gin_env.play.session import Session
+from hollywood_gin_env.rules.actions import ACTION_TAKE
+from hollywood_gin_env.rules.cards import RANKS, SUITS
 
 pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
 from starlette.testclient import TestClient  # noqa: E402
 
-from hollywood_gin_env.web.app import create_app  # noqa: E402
-from hollywood_gin_env.web.matches import Matches, session_maker  # noqa: E402
+from hollywood_gin_env.play.web.app import create_app  # noqa: E402
+from hollywood_gin_env.play.web.matches import Matches, session_maker  # noqa: E402
 
 CARD_TOKENS = [r + s for r in [*RANKS, "10", "1"] for s in [*SUITS, *SUITS.lower(), "♥"]]
 GARBAGE = ["", " ", "x", "7", "10", "zz", "take take", "2c 3d", "knock", "gin", "🂡", "\t", "discard -1", "h7", "9z"]

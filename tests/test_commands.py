@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.cards import SUITS, card_name, parse_card, parse_cards
-from hollywood_gin_env.commands import Command, CommandError, parse_card_token, parse_command
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.hints import hint_lines
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play.commands import Command, CommandError, parse_card_token, parse_command
+from hollywood_gin_env.play.hints import hint_lines
+from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import SUITS, card_name, parse_card, parse_cards
+from hollywood_gin_env.rules.options import Rules
 
 # Player 1 is the non-dealer: TH 9H 8H, 7C 7D 7S, AS; upcard 2S; the stock starts 5C.
 ND, DL = "TH 9H 8H 7C 7D 7S AS KC QD 4C", "2H 3H 4H 5D 6D JS JC 9C 9D 3S"

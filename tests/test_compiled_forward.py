@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hollywood_gin_env import threads  # noqa: E402
 from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
+from hollywood_gin_env.engine import threads  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.forward import RolloutForward, pad_rows  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic  # noqa: E402

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import Agent, load_agent
-from hollywood_gin_env.duplicate import MAX_MATCH_DECISIONS, play_chunk
-from hollywood_gin_env.evaluate import format_report, summarize_pair
-from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.evaluation.duplicate import MAX_MATCH_DECISIONS, play_chunk
+from hollywood_gin_env.evaluation.evaluate import format_report, summarize_pair
+from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 
 class AlwaysTake(Agent):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.observation import OBS_BLOCKS, OBS_SIZE
+from hollywood_gin_env.engine.observation import OBS_BLOCKS, OBS_SIZE
 
 ROOT = Path(__file__).resolve().parents[1]
 ENVIRONMENTS = ROOT / "docs" / "ENVIRONMENTS.md"

@@ -11,23 +11,9 @@ import textwrap
 import numpy as np
 import pytest
 
+from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import (
-    M_DEALER,
-    M_HAND_NO,
-    M_MUST_KNOCK,
-    M_PHASE,
-    M_PILE_LEN,
-    M_PLAYER,
-    M_STOCK_POS,
-    M_TAKEN,
-    M_WINNER,
-    PHASE_DISCARD,
-    PHASE_DRAW,
-    PHASE_OVER,
-    S_DRAWN,
-)
+from hollywood_gin_env.rules.options import Rules
 
 N = 6
 
@@ -45,12 +31,12 @@ def played_env(steps: int = 41, rules: Rules | None = None) -> SelfPlayVectorEnv
 
 def in_phase(state: dict, phase: int) -> int:
     """The first match of the state in `phase`."""
-    rows = np.flatnonzero(state["engine"]["match"][:, M_PHASE] == phase)
+    rows = np.flatnonzero(state["engine"]["match"][:, col.M_PHASE] == phase)
     assert rows.size, f"no match in phase {phase}: play another number of steps"
     return int(rows[0])
 
 
-def set_match(column: int, value: int, phase: int = PHASE_DRAW):
+def set_match(column: int, value: int, phase: int = col.PHASE_DRAW):
     def change(state: dict) -> None:
         state["engine"]["match"][in_phase(state, phase), column] = value
 
@@ -60,8 +46,8 @@ def set_match(column: int, value: int, phase: int = PHASE_DRAW):
 def swap_hand_and_stock(state: dict) -> None:
     """Put a stock card into a hand without taking one out: the match now holds 53 cards."""
     e = state["engine"]
-    i = in_phase(state, PHASE_DRAW)
-    e["hands"][i, 0] |= 1 << int(e["deck"][i, e["match"][i, M_STOCK_POS]])
+    i = in_phase(state, col.PHASE_DRAW)
+    e["hands"][i, 0] |= 1 << int(e["deck"][i, e["match"][i, col.M_STOCK_POS]])
 
 
 def duplicate_in_deck(state: dict) -> None:
@@ -71,21 +57,21 @@ def duplicate_in_deck(state: dict) -> None:
 
 def card_in_both_hands(state: dict) -> None:
     e = state["engine"]
-    i = in_phase(state, PHASE_DRAW)
+    i = in_phase(state, col.PHASE_DRAW)
     card = int(np.flatnonzero([(int(e["hands"][i, 1]) >> c) & 1 for c in range(52)])[0])
     e["hands"][i, 0] |= 1 << card
 
 
 def took_card_not_held(state: dict) -> None:
     e = state["engine"]
-    i = in_phase(state, PHASE_DRAW)
+    i = in_phase(state, col.PHASE_DRAW)
     e["took"][i, 0] = 1 << int(e["deck"][i, 51])  # the bottom stock card
 
 
 def pile_length_off_by_one(state: dict) -> None:
     e = state["engine"]
-    i = in_phase(state, PHASE_DRAW)
-    e["match"][i, M_PILE_LEN] += 1
+    i = in_phase(state, col.PHASE_DRAW)
+    e["match"][i, col.M_PILE_LEN] += 1
 
 
 def field(name: str, value):
@@ -111,20 +97,20 @@ CORRUPTIONS = {
     "53 cards in a match": (swap_hand_and_stock, "'hands'.*(10 cards|exactly once)"),
     "a card in both hands": (card_in_both_hands, "'hands'"),
     "took a card not held": (took_card_not_held, "'took'"),
-    "phase 9": (set_match(M_PHASE, 9), "'match'"),
-    "player 2": (set_match(M_PLAYER, 2), "'match'"),
-    "dealer -1": (set_match(M_DEALER, -1), "'match'"),
-    "pile length 53": (set_match(M_PILE_LEN, 53), "'match'"),
+    "phase 9": (set_match(col.M_PHASE, 9), "'match'"),
+    "player 2": (set_match(col.M_PLAYER, 2), "'match'"),
+    "dealer -1": (set_match(col.M_DEALER, -1), "'match'"),
+    "pile length 53": (set_match(col.M_PILE_LEN, 53), "'match'"),
     "pile length off by one": (pile_length_off_by_one, "exactly once"),
-    "stock position 60": (set_match(M_STOCK_POS, 60), "'match'"),
-    "stock position 52 to draw from": (set_match(M_STOCK_POS, 52), "'match'"),
-    "taken card 99": (set_match(M_TAKEN, 99, PHASE_DISCARD), "'match'"),
-    "must knock while drawing": (set_match(M_MUST_KNOCK, 1), "'match'"),
-    "winner of a running match": (set_match(M_WINNER, 1), "'match'"),
-    "hand number 0": (set_match(M_HAND_NO, 0), "'match'"),
+    "stock position 60": (set_match(col.M_STOCK_POS, 60), "'match'"),
+    "stock position 52 to draw from": (set_match(col.M_STOCK_POS, 52), "'match'"),
+    "taken card 99": (set_match(col.M_TAKEN, 99, col.PHASE_DISCARD), "'match'"),
+    "must knock while drawing": (set_match(col.M_MUST_KNOCK, 1), "'match'"),
+    "winner of a running match": (set_match(col.M_WINNER, 1), "'match'"),
+    "hand number 0": (set_match(col.M_HAND_NO, 0), "'match'"),
     "game winner 5": (field("game_winner", 5), "'game_winner'"),
     "negative totals": (field("totals", -7), "'totals'"),
-    "drawn card 77": (lambda s: s["engine"]["last_step"].__setitem__((0, S_DRAWN), 77), "'last_step'"),
+    "drawn card 77": (lambda s: s["engine"]["last_step"].__setitem__((0, col.S_DRAWN), 77), "'last_step'"),
     "legal all ones": (field("legal", 1), "'legal'"),
     "legal 5": (field("legal", 5), "'legal'"),
     "discard deadwoods changed": (field("discard_dw", 3), "'discard_dw'"),
@@ -191,7 +177,7 @@ def test_a_valid_state_still_loads_and_plays_on_exactly(env_and_state):
 def test_states_of_every_phase_and_of_ended_matches_load():
     """Matches of an unreset env (all over), and states under other rules, pass the checks as they are."""
     fresh = SelfPlayVectorEnv(N)
-    assert (fresh.state_dict()["engine"]["match"][:, M_PHASE] == PHASE_OVER).all()
+    assert (fresh.state_dict()["engine"]["match"][:, col.M_PHASE] == col.PHASE_OVER).all()
     SelfPlayVectorEnv(N).load_state_dict(fresh.state_dict())
     rules = Rules(game_target=30, last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True)
     env = SelfPlayVectorEnv(N, rules)
@@ -200,7 +186,7 @@ def test_states_of_every_phase_and_of_ended_matches_load():
     seen = set()
     for _ in range(600):
         SelfPlayVectorEnv(N, rules).load_state_dict(env.state_dict())
-        seen |= set(env.state_dict()["engine"]["match"][:, M_PHASE].tolist())
+        seen |= set(env.state_dict()["engine"]["match"][:, col.M_PHASE].tolist())
         mask = obs["action_mask"]
         obs, *_ = env.step(np.argmax(rng.random(mask.shape) * mask, axis=1).astype(np.int64))
     assert {0, 1, 2, 3} <= seen
@@ -277,7 +263,7 @@ def test_observe_takes_integer_arrays_and_lists():
 )
 def test_the_engine_refuses_per_match_arguments_of_the_wrong_shape_or_range(call, fragment):
     """Engine (documented in docs/ENVIRONMENTS.md) hands these to its kernels, which read one entry per match."""
-    from hollywood_gin_env.engine import Engine
+    from hollywood_gin_env.engine.batched import Engine
 
     engine = Engine(N)
     engine.new_matches(seeds=np.arange(N, dtype=np.uint64))
@@ -289,7 +275,7 @@ def test_the_engine_refuses_per_match_arguments_of_the_wrong_shape_or_range(call
 
 
 def test_the_engine_still_takes_fixed_decks_and_shuffle_rows():
-    from hollywood_gin_env.engine import Engine
+    from hollywood_gin_env.engine.batched import Engine
 
     engine = Engine(2)
     decks = np.stack([np.arange(52)[::-1], np.full(52, -1)])
@@ -299,7 +285,7 @@ def test_the_engine_still_takes_fixed_decks_and_shuffle_rows():
 
 
 def test_sample_legal_refuses_uniforms_that_do_not_match_the_masks():
-    from hollywood_gin_env.sampling import sample_legal
+    from hollywood_gin_env.engine.sampling import sample_legal
 
     masks = np.ones((4, 107), dtype=np.int8)
     with pytest.raises(ValueError, match="uniforms of shape"):

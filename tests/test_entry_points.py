@@ -1,6 +1,7 @@
 """The entry points: the shipped bot by name (`load_agent("bot")`, package data), the `hollywood-gin` command's
-subcommands (also `python -m hollywood_gin_env`), `python -m hollywood_gin_env.evaluate`, the trainer's package and
-the thin programs at the repository root. The wheel built and installed outside the checkout: tests/test_wheel.py."""
+subcommands (also `python -m hollywood_gin_env`), `python -m hollywood_gin_env.evaluation.evaluate`, the trainer's
+package and the thin programs at the repository root. The wheel built and installed outside the checkout:
+tests/test_wheel.py."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def run_module(tmp_path: Path, *args: str, code: str | None = None) -> subproces
 def test_the_bot_is_package_data_and_loads_by_name_as_its_file_does():
     """load_agent("bot") is the checkpoint hollywood_gin_env/data/hollywood-ppo.pt: same weights, same moves."""
     pytest.importorskip("torch")
-    from hollywood_gin_env.game import Game
+    from hollywood_gin_env.engine.game import Game
 
     assert bot_path() == ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt" and bot_path().is_file()
     by_name, by_file = load_agent("bot", seed=0), load_agent(f"checkpoint:{bot_path()}", seed=0)
@@ -61,10 +62,13 @@ def test_an_unknown_agent_spec_lists_the_bot():
 
 
 def test_evaluate_module_prints_its_help(tmp_path):
-    """`python -m hollywood_gin_env.evaluate --help` prints the usage and exits 0 (it used to print nothing)."""
-    done = run_module(tmp_path, "hollywood_gin_env.evaluate", "--help")
+    """`python -m hollywood_gin_env.evaluation.evaluate --help` prints the usage and exits 0 (it used to print
+    nothing)."""
+    done = run_module(tmp_path, "hollywood_gin_env.evaluation.evaluate", "--help")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: python -m hollywood_gin_env.evaluate") and "--agents" in done.stdout
+    assert (
+        done.stdout.startswith("usage: python -m hollywood_gin_env.evaluation.evaluate") and "--agents" in done.stdout
+    )
 
 
 def test_package_main_lists_the_three_commands(tmp_path):
@@ -133,11 +137,11 @@ def test_the_agents_folder_is_an_alias_of_the_trainer():
 
 @pytest.mark.parametrize(
     ("script", "module"),
-    [("train.py", "hollywood_gin_trainer.main"), ("play.py", "hollywood_gin_env.play"), ("evaluate.py", None)],
+    [("train.py", "hollywood_gin_trainer.main"), ("play.py", "hollywood_gin_env.play.terminal"), ("evaluate.py", None)],
 )
 def test_the_root_programs_are_thin(script, module):
     """train.py, play.py and evaluate.py at the root only call the installed package's main (the logic ships)."""
     text = (ROOT / script).read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
-    assert f"from {module or 'hollywood_gin_env.evaluate'} import main" in text
+    assert f"from {module or 'hollywood_gin_env.evaluation.evaluate'} import main" in text
     assert 'if __name__ == "__main__":' in text

@@ -11,12 +11,12 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
-from hollywood_gin_env.cards import card_name, parse_cards
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.engine.observation import OBS_LAYOUT
 from hollywood_gin_env.envs import HollywoodGinEnv
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.observation import OBS_LAYOUT
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import M_HAND_NO
+from hollywood_gin_env.rules.cards import card_name, parse_cards
+from hollywood_gin_env.rules.options import Rules
 
 SHORT = Rules(game_target=30)  # a match of a few hands
 
@@ -164,7 +164,7 @@ def test_a_hand_the_opponent_ends_before_the_first_decision_is_scored_in_the_fir
     game = Game(seed=0, deck=deck, first_dealer=1)
     game.step(1)
     game.step(knock_kc)
-    assert game.last_result["points"] == 89 and env.engine.state.match[0, M_HAND_NO] == 2
+    assert game.last_result["points"] == 89 and env.engine.state.match[0, col.M_HAND_NO] == 2
     # Hand 2: the winner (the opponent) deals, so the learner is offered the upcard first; taking it
     # leaves the learner to act, so this step's reward is the first hand's alone.
     _, r, terminated, _, _ = env.step(1)
@@ -211,7 +211,7 @@ def test_hand_episodes_go_on_with_the_same_match():
         terminated = False
         while not terminated:
             obs, r, terminated, _, _ = env.step(random_legal(rng, obs["action_mask"]))
-        hand_no = int(env.engine.state.match[0, M_HAND_NO])
+        hand_no = int(env.engine.state.match[0, col.M_HAND_NO])
         obs, _ = env.reset()
         hands.append(hand_no)
     assert hands == sorted(hands) and len(set(hands)) == 4  # one hand per episode, same match

@@ -13,12 +13,11 @@ import warnings
 import numpy as np
 import pytest
 
-from hollywood_gin_env import pettingzoo
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv, SelfPlayVectorEnv
-from hollywood_gin_env.evaluate import round_robin
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.sampling import check_seed
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv, SelfPlayVectorEnv, pettingzoo
+from hollywood_gin_env.evaluation.evaluate import round_robin
+from hollywood_gin_env.support.streams import check_seed
 
 
 def first_legal(mask: np.ndarray) -> int:

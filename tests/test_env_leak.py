@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env.cards import from_mask, to_mask
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.state import M_STOCK_POS, NUM_ACTIONS, S_DRAWN, EngineState
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.engine.state import EngineState
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.cards import from_mask, to_mask
 
 
 def copy_state(state: EngineState) -> EngineState:
@@ -26,7 +28,7 @@ def copy_state(state: EngineState) -> EngineState:
 def unseen_cards(state: EngineState, i: int, p: int) -> list[int]:
     """Cards player p of match i cannot locate: the opponent's cards not known taken, and the stock."""
     hidden = int(state.hands[i, 1 - p]) & ~int(state.took[i, 1 - p])
-    return from_mask(hidden) + state.deck[i, state.match[i, M_STOCK_POS] :].tolist()
+    return from_mask(hidden) + state.deck[i, state.match[i, col.M_STOCK_POS] :].tolist()
 
 
 def relabel(state: EngineState, i: int, sigma: dict[int, int], owner: int) -> None:
@@ -34,8 +36,8 @@ def relabel(state: EngineState, i: int, sigma: dict[int, int], owner: int) -> No
     kept = int(state.hands[i, owner]) & ~to_mask(sigma)
     state.hands[i, owner] = kept | to_mask(sigma[c] for c in from_mask(int(state.hands[i, owner])) if c in sigma)
     state.deck[i] = [sigma.get(int(c), int(c)) for c in state.deck[i]]
-    drawn = int(state.last_step[i, S_DRAWN])
-    state.last_step[i, S_DRAWN] = sigma.get(drawn, drawn)
+    drawn = int(state.last_step[i, col.S_DRAWN])
+    state.last_step[i, col.S_DRAWN] = sigma.get(drawn, drawn)
 
 
 def observe(engine: Engine, state: EngineState, players: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import Agent, GreedyAgent, RandomAgent
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.evaluate import (
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.evaluation.evaluate import (
     bradley_terry,
     duplicate_deals,
     format_report,
@@ -23,9 +25,7 @@ from hollywood_gin_env.evaluate import (
     wilson_interval,
     without_timing,
 )
-from hollywood_gin_env.observation import OBS_SIZE, encode_kernel
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import M_HAND_NO
+from hollywood_gin_env.rules.options import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,9 +57,9 @@ def test_duplicate_deals_are_the_same_deals_with_seats_swapped():
         for side in (0, 1):
             rows = np.flatnonzero(active & ((current == seat_a) == (side == 0)))
             actions[rows] = agents[side].act(obs[rows], masks[rows])
-        hand_no = engine.state.match[:, M_HAND_NO].copy()
+        hand_no = engine.state.match[:, col.M_HAND_NO].copy()
         engine.step(actions, active)
-        for i in np.flatnonzero(engine.state.match[:, M_HAND_NO] > hand_no):
+        for i in np.flatnonzero(engine.state.match[:, col.M_HAND_NO] > hand_no):
             decks[i].append(engine.state.deck[i].copy())
     assert any(len(decks[2 * j]) != len(decks[2 * j + 1]) for j in range(8))  # the pairs did play differently
     for j in range(8):
@@ -255,7 +255,7 @@ def test_chunks_add_up_to_the_one_batch_totals():
 
 
 def test_points_standard_error_from_totals_is_the_sample_formula():
-    from hollywood_gin_env.evaluate import points_standard_error
+    from hollywood_gin_env.evaluation.evaluate import points_standard_error
 
     points = np.array([3, -7, 0, 25, -1, 4])
     exact = points.std(ddof=1) / np.sqrt(len(points))
@@ -292,7 +292,7 @@ def test_short_names_line_up_under_the_ratings_headers():
 
 def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
     """A checkpoint is labelled by its file's stem, any other spec by itself (trimmed), an agent object by its name."""
-    from hollywood_gin_env.evaluate import agent_label
+    from hollywood_gin_env.evaluation.evaluate import agent_label
 
     assert agent_label("checkpoint:runs/2026-12-01-lr3e-4-seed0/checkpoints/best.pt") == "best"
     assert agent_label("CHECKPOINT:runs/x/hollywood-ppo.pt") == "hollywood-ppo"
@@ -302,7 +302,7 @@ def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
 
 def test_agents_given_as_name_equals_spec_carry_the_name_into_the_tables_and_json(tmp_path, capsys):
     """--agents g=greedy names the agent g in both tables and the ratings; the JSON holds each name with its spec."""
-    from hollywood_gin_env.evaluate import parse_agent_arg
+    from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 
     assert parse_agent_arg("bot=checkpoint:runs/x/policy.pt") == ("bot", "checkpoint:runs/x/policy.pt")
     assert parse_agent_arg("checkpoint:runs/lr=3e-4/policy.pt") == (None, "checkpoint:runs/lr=3e-4/policy.pt")
@@ -377,7 +377,7 @@ def test_the_report_fits_120_columns_with_a_checkpoint_agent(tmp_path, capsys):
 
 
 def test_schedule_refuses_bad_values_by_name():
-    from hollywood_gin_env.evaluate import Schedule
+    from hollywood_gin_env.evaluation.evaluate import Schedule
 
     for kwargs, message in [
         ({"workers": 0}, "workers=0"),
@@ -394,9 +394,9 @@ def test_schedule_refuses_bad_values_by_name():
 
 
 def test_workers_without_ray_installed_say_how_to_install_it(monkeypatch):
-    from hollywood_gin_env.evaluate import Schedule, evaluate_pairs
+    from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs
 
-    monkeypatch.delitem(sys.modules, "hollywood_gin_env.evaluate_ray", raising=False)
+    monkeypatch.delitem(sys.modules, "hollywood_gin_env.evaluation.ray_tasks", raising=False)
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     with pytest.raises(ValueError, match=r"workers=2 needs Ray: python -m pip install -e '\.\[ray\]'"):
         evaluate_pairs([("greedy", "random")], 4, schedule=Schedule(workers=2))
@@ -404,7 +404,7 @@ def test_workers_without_ray_installed_say_how_to_install_it(monkeypatch):
 
 def test_one_worker_never_imports_ray():
     code = (
-        "import sys; from hollywood_gin_env.evaluate import main; "
+        "import sys; from hollywood_gin_env.evaluation.evaluate import main; "
         "code = main(['--agents', 'greedy', 'random', '--matches', '4', '--no-progress', '--workers', '1']); "
         "print(code, 'ray' in sys.modules)"
     )
@@ -415,7 +415,7 @@ def test_one_worker_never_imports_ray():
 MEMORY_PROBE = """
 import resource, sys, tracemalloc
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a regression fails fast, not by eating the machine
-import hollywood_gin_env.evaluate as evaluate
+import hollywood_gin_env.evaluation.evaluate as evaluate
 evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--no-progress"])  # kernels loaded before measuring
 real_play_job = evaluate.play_job
 

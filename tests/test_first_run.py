@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.compile_notice import MESSAGE
-from hollywood_gin_env.evaluate import main
-from hollywood_gin_env.game import Game
+from hollywood_gin_env.engine.compile_notice import MESSAGE
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.evaluation.evaluate import main
 
 ROOT = Path(__file__).resolve().parents[1]
 # Two engines, no step: the notice must come from constructing the engine, before anything compiles.
-TWO_ENGINES = "from hollywood_gin_env.engine import Engine; Engine(1); Engine(2); print('built')"
+TWO_ENGINES = "from hollywood_gin_env.engine.batched import Engine; Engine(1); Engine(2); print('built')"
 
 
 def _run(code: str, **env: str) -> subprocess.CompletedProcess:

@@ -7,17 +7,18 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv, SelfPlayVectorEnv
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.pettingzoo import raw_env
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.sampling import match_seeds
-from hollywood_gin_env.state import M_DEALER, NUM_ACTIONS
+from hollywood_gin_env.envs.pettingzoo import raw_env
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.streams import match_seeds
 
 
 def first_deal(engine, i: int = 0) -> tuple[list[int], int]:
     """The deck order and the dealer of match i's current deal."""
-    return engine.state.deck[i].tolist(), int(engine.state.match[i, M_DEALER])
+    return engine.state.deck[i].tolist(), int(engine.state.match[i, col.M_DEALER])
 
 
 def deals_of_every_front_end(seed: int) -> dict[str, tuple[list[int], int]]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hollywood_gin_env.cards import cards_str, parse_card, parse_cards
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import cards_str, parse_card, parse_cards
+from hollywood_gin_env.rules.options import Rules
 
 DEALER, NONDEALER = 0, 1
 DRAW, TAKE, PASS = ACTION_DRAW_STOCK, ACTION_TAKE, ACTION_PASS

@@ -18,7 +18,7 @@ CHILD = textwrap.dedent(
     import sys
     import numpy as np
     from hollywood_gin_env.agents import load_agent
-    from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE
+    from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE
     agent, case = load_agent(sys.argv[1]), sys.argv[2]
     obs, mask = np.ones((2, OBS_SIZE), dtype=np.float32), np.ones((2, 107), dtype=np.int8)
     if case == "twelve cards":

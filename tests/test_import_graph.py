@@ -1,21 +1,22 @@
-"""The import graph of the package and the trainer: no module imports itself through others (no cycle), and no
-module reaches into another's private names.
+"""The import rules of the package and the trainer: the contracts of pyproject.toml's [tool.importlinter] hold (the
+layers, one folder each, import only downwards; the library never imports the trainer; the rules, the display and
+the engine import neither gymnasium nor torch; no cycle among a package's modules; private modules stay inside their
+package), and no module reaches into another's private names (what import-linter does not check).
 
-The graph is read from the source with `ast`, every `import` and `from ... import` counted, at module level and
-inside functions alike (a deferred import still ties the two modules together), relative imports resolved. An edge
-goes to the module a statement names (`from a.b import c` reaches `a.b.c` when that is a module, else `a.b`); the
-parent packages Python runs on the way are not edges, or every package face would close a cycle with its modules.
+The private-name check reads every `import` and `from ... import` with `ast`, at module level and inside functions
+alike, relative imports resolved, and every `m._x` on an imported project module.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("hollywood_gin_env", "hollywood_gin_trainer", "agents")  # the library, the trainer, its old name
+PACKAGES = ("hollywood_gin_env", "hollywood_gin_trainer", "agents")  # the library, the trainer, the root alias
 SCRIPTS = ("train.py", "evaluate.py", "play.py", "scripts", "benchmarks")  # programs: they import, nothing imports them
 
 
@@ -52,39 +53,6 @@ def _target(module: str, name: str | None, known: dict) -> str | None:
     while target and target not in known:
         target = target.rpartition(".")[0]
     return target or None
-
-
-def import_graph(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
-    """module -> the project modules it imports (anywhere in its file)."""
-    known = project_modules(root, packages)
-    graph = {}
-    for name, (path, is_package) in known.items():
-        targets = {_target(module, item, known) for module, item in imported_names(path, name, is_package)}
-        graph[name] = targets - {None, name}
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One cycle of the graph as [a, b, ..., a], or None if it has none (depth-first, in sorted order: stable)."""
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                return path[path.index(nxt) :] + [nxt]
-            if nxt not in state and (cycle := visit(nxt)):
-                return cycle
-        state[node] = 2
-        path.pop()
-        return None
-
-    for start in sorted(graph):
-        if start not in state and (cycle := visit(start)):
-            return cycle
-    return None
 
 
 def _is_private(name: str) -> bool:
@@ -125,37 +93,6 @@ def private_reaches(path: Path, name: str, is_package: bool, known: dict) -> lis
     return problems
 
 
-def test_find_cycle_names_the_cycle_of_a_small_graph():
-    """The cycle finder returns a cycle's modules in order and None for a graph without one."""
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) is None
-    assert find_cycle({"x": {"y"}, "y": {"y"}}) == ["y", "y"]
-
-
-def test_the_graph_follows_relative_and_function_level_imports(tmp_path):
-    """A cycle closed by a relative import inside a function is found, with the modules it runs through."""
-    package = tmp_path / "pkg"
-    (package / "sub").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "sub" / "__init__.py").write_text("from pkg.sub.low import value\n")
-    (package / "sub" / "low.py").write_text("def value():\n    from ..top import name\n    return name\n")
-    (package / "top.py").write_text("from .sub import value\nname = 1\n")
-    graph = import_graph(tmp_path, ("pkg",))
-    assert graph == {"pkg": set(), "pkg.sub": {"pkg.sub.low"}, "pkg.sub.low": {"pkg.top"}, "pkg.top": {"pkg.sub"}}
-    assert find_cycle(graph) == ["pkg.sub", "pkg.sub.low", "pkg.top", "pkg.sub"]
-    (package / "sub" / "low.py").write_text("value = 2\n")
-    assert find_cycle(import_graph(tmp_path, ("pkg",))) is None
-
-
-@pytest.mark.parametrize("packages", [("hollywood_gin_env",), PACKAGES], ids=["library", "library_and_trainer"])
-def test_the_import_graph_has_no_cycle(packages):
-    """No project module imports itself through others: the library alone, and with the trainer on top of it."""
-    graph = import_graph(ROOT, packages)
-    assert len(graph) > 20, "the graph holds the project's modules"
-    cycle = find_cycle(graph)
-    assert cycle is None, "import cycle: " + " -> ".join(cycle)
-
-
 def test_private_reaches_are_found(tmp_path):
     """The private-name check flags each way of reaching in, and passes a package's own private module."""
     package = tmp_path / "pkg"
@@ -187,3 +124,13 @@ def test_no_module_reaches_into_another_modules_private_names():
             files.append((path.relative_to(ROOT).with_suffix("").as_posix(), path, False))
     problems = [p for name, path, is_package in files for p in private_reaches(path, name, is_package, known)]
     assert problems == []
+
+
+def test_the_import_contracts_hold():
+    """`lint-imports` (CI runs it too) keeps every contract of pyproject.toml: nothing imports a layer above it."""
+    command = shutil.which("lint-imports")
+    assert command, "lint-imports is missing: it comes with the [test] extra (import-linter)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this tree
+    done = subprocess.run([command, "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "5 kept, 0 broken" in done.stdout

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hollywood_gin_env import melds
-from hollywood_gin_env.evaluate import main
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.evaluation.evaluate import main
+from hollywood_gin_env.rules import melds
+from hollywood_gin_env.rules.options import Rules
 from tests.subprocess_signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("where", ["missing_folder", "directory"])
 def test_json_path_is_checked_before_the_run(tmp_path, monkeypatch, capsys, where):
     """A --json path that cannot be written stops the CLI at once, before any match is played."""
-    import hollywood_gin_env.evaluate as evaluate
+    import hollywood_gin_env.evaluation.evaluate as evaluate
 
     played = []
     monkeypatch.setattr(evaluate, "round_robin", lambda *a, **k: played.append(1))
@@ -58,7 +58,7 @@ def test_ctrl_c_prints_finished_pairs_and_exits_130(tmp_path):
     script = textwrap.dedent(
         f"""
         import os, runpy, signal, sys, time
-        import hollywood_gin_env.evaluate as evaluate
+        import hollywood_gin_env.evaluation.evaluate as evaluate
 
         real_play_job, calls = evaluate.play_job, []
 

@@ -13,50 +13,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hollywood_gin_env.cards import CARD_VALUES
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_NAMES, KIND_UNDERCUT
-from hollywood_gin_env.showdown import showdown
-from hollywood_gin_env.state import (
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.engine.state import EngineState
+from hollywood_gin_env.rules.actions import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
     ACTION_TAKE,
     DISCARD_BASE,
     KNOCK_BASE,
-    M_DEALER,
-    M_HAND_NO,
-    M_MUST_KNOCK,
-    M_PHASE,
-    M_PILE_LEN,
-    M_PLAYER,
-    M_STOCK_POS,
-    M_TAKEN,
-    M_WINNER,
     NUM_ACTIONS,
-    PHASE_DISCARD,
-    PHASE_DRAW,
-    PHASE_LAST_DISCARD,
-    PHASE_OFFER_DEALER,
-    PHASE_OFFER_NONDEALER,
-    PHASE_OVER,
-    R_CLOSED,
-    R_CREDITED,
-    R_DEFENDER_DW,
-    R_DEFENDER_HAND,
-    R_DISCARD,
-    R_KIND,
-    R_KNOCKER,
-    R_KNOCKER_DW,
-    R_KNOCKER_HAND,
-    R_POINTS,
-    R_WINNER,
-    S_DONE_NOW,
-    S_HAND_OVER,
-    EngineState,
 )
+from hollywood_gin_env.rules.cards import CARD_VALUES
+from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_NAMES, KIND_UNDERCUT
+from hollywood_gin_env.rules.showdown import showdown
 
 FULL = (1 << 52) - 1
 EPS = 0.25
@@ -84,10 +57,10 @@ def choose_actions(engine: Engine, rng: np.random.Generator, eps: float = EPS) -
     """One legal action per match (0 for matches that are over): eps-uniform, else greedy."""
     state, legal = engine.state, engine.legal_mask.astype(bool)
     scores = np.where(legal, rng.random(legal.shape), -np.inf)
-    greedy = (rng.random(engine.num_matches) >= eps) & (state.match[:, M_PHASE] == PHASE_DISCARD)
+    greedy = (rng.random(engine.num_matches) >= eps) & (state.match[:, col.M_PHASE] == col.PHASE_DISCARD)
     after = np.empty(52, dtype=np.int64)
     for i in np.flatnonzero(greedy):
-        discard_deadwoods_mask(state.hands[i, state.match[i, M_PLAYER]], after)
+        discard_deadwoods_mask(state.hands[i, state.match[i, col.M_PLAYER]], after)
         bonus = np.where(after < BIG, 200.0 - after, 0.0)
         scores[i, DISCARD_BASE:KNOCK_BASE] += bonus
         scores[i, KNOCK_BASE:] += 1000.0 + bonus
@@ -108,37 +81,41 @@ def check_cards(state: EngineState) -> None:
     """I1 (52 cards, each in one place), hand sizes by phase, and I2 (stock sizes)."""
     pos, n = np.arange(52), len(state.match)
     assert (np.sort(state.deck, axis=1) == pos).all(), "the deal's deck is not a permutation of 52 cards"
-    stock_pos, pile_len, phase = state.match[:, M_STOCK_POS], state.match[:, M_PILE_LEN], state.match[:, M_PHASE]
+    stock_pos, pile_len, phase = (
+        state.match[:, col.M_STOCK_POS],
+        state.match[:, col.M_PILE_LEN],
+        state.match[:, col.M_PHASE],
+    )
     stock = np.bitwise_or.reduce(np.where(pos >= stock_pos[:, None], np.left_shift(1, state.deck), 0), axis=1)
     pile = np.bitwise_or.reduce(np.where(pos < pile_len[:, None], np.left_shift(1, state.pile), 0), axis=1)
-    over = phase == PHASE_OVER
-    knock_discard = np.where(over, np.left_shift(1, np.maximum(state.last_hand[:, R_DISCARD], 0)), 0)
+    over = phase == col.PHASE_OVER
+    knock_discard = np.where(over, np.left_shift(1, np.maximum(state.last_hand[:, col.R_DISCARD], 0)), 0)
     parts = [state.hands[:, 0], state.hands[:, 1], stock, pile, knock_discard]
     assert (np.bitwise_or.reduce(parts) == FULL).all(), "I1: a card is missing"
     assert (sum(popcount(p) for p in parts) == 52).all(), "I1: a card is in two places"
     sizes = popcount(state.hands)
-    player = state.match[:, M_PLAYER]
+    player = state.match[:, col.M_PLAYER]
     to_act = sizes[np.arange(n), player]
     other = sizes[np.arange(n), 1 - player]
-    assert (to_act == np.where(phase == PHASE_DISCARD, 11, 10)).all() and (other == 10).all(), "hand sizes"
+    assert (to_act == np.where(phase == col.PHASE_DISCARD, 11, 10)).all() and (other == 10).all(), "hand sizes"
     stock_size = 52 - stock_pos
-    turn_start = (phase == PHASE_DRAW) | (phase == PHASE_OFFER_NONDEALER) | (phase == PHASE_OFFER_DEALER)
+    turn_start = (phase == col.PHASE_DRAW) | (phase == col.PHASE_OFFER_NONDEALER) | (phase == col.PHASE_OFFER_DEALER)
     assert (stock_size[turn_start] >= 3).all(), "I2: a turn starts with fewer than 3 stock cards"
     assert (stock_size >= 2).all(), "I2: the stock went below 2"
-    assert (stock_size[phase == PHASE_LAST_DISCARD] == 2).all()
-    assert (stock_size[(phase == PHASE_OFFER_NONDEALER) | (phase == PHASE_OFFER_DEALER)] == 31).all(), "R4"
+    assert (stock_size[phase == col.PHASE_LAST_DISCARD] == 2).all()
+    assert (stock_size[(phase == col.PHASE_OFFER_NONDEALER) | (phase == col.PHASE_OFFER_DEALER)] == 31).all(), "R4"
 
 
 def check_fresh_deal(state: EngineState, i: int) -> None:
     """R3, R4: match i's hand was just dealt from its deck."""
     deck = state.deck[i]
-    dealer = int(state.match[i, M_DEALER])
+    dealer = int(state.match[i, col.M_DEALER])
     assert state.hands[i, 1 - dealer] == sum(1 << int(c) for c in deck[0:20:2]), "R3: the non-dealer's cards"
     assert state.hands[i, dealer] == sum(1 << int(c) for c in deck[1:20:2]), "R3: the dealer's cards"
     match = state.match[i]
-    assert match[M_PILE_LEN] == 1 and state.pile[i, 0] == deck[20] and match[M_STOCK_POS] == 21, "R3, R4"
-    assert (match[M_PHASE], match[M_PLAYER], match[M_TAKEN], match[M_MUST_KNOCK]) == (
-        PHASE_OFFER_NONDEALER,
+    assert match[col.M_PILE_LEN] == 1 and state.pile[i, 0] == deck[20] and match[col.M_STOCK_POS] == 21, "R3, R4"
+    assert (match[col.M_PHASE], match[col.M_PLAYER], match[col.M_TAKEN], match[col.M_MUST_KNOCK]) == (
+        col.PHASE_OFFER_NONDEALER,
         1 - dealer,
         -1,
         0,
@@ -149,29 +126,29 @@ def check_hand_in_progress(state: EngineState, before: EngineState, quiet: np.nd
     """Within a hand the deck order stays, the stock only shrinks by one, and the pile only grows or shrinks
     at its top (R8)."""
     assert (state.deck[quiet] == before.deck[quiet]).all()
-    drawn = state.match[quiet, M_STOCK_POS] - before.match[quiet, M_STOCK_POS]
+    drawn = state.match[quiet, col.M_STOCK_POS] - before.match[quiet, col.M_STOCK_POS]
     assert ((drawn == 0) | (drawn == 1)).all()
-    new_len, old_len = state.match[quiet, M_PILE_LEN], before.match[quiet, M_PILE_LEN]
+    new_len, old_len = state.match[quiet, col.M_PILE_LEN], before.match[quiet, col.M_PILE_LEN]
     assert (np.abs(new_len - old_len) <= 1).all()
     kept = np.arange(52) < np.minimum(new_len, old_len)[:, None]
     assert (state.pile[quiet][kept] == before.pile[quiet][kept]).all(), "R8: the pile changed below its top"
-    assert (state.match[quiet, M_HAND_NO] == before.match[quiet, M_HAND_NO]).all()
+    assert (state.match[quiet, col.M_HAND_NO] == before.match[quiet, col.M_HAND_NO]).all()
 
 
 def expected_legal(state: EngineState, i: int, rules: Rules) -> set[int]:
     """The legal actions of match i written from RULES.md R5-R12, R28 (min_deadwood per discard)."""
-    phase = state.match[i, M_PHASE]
-    if phase in (PHASE_OFFER_NONDEALER, PHASE_OFFER_DEALER, PHASE_LAST_DISCARD):
+    phase = state.match[i, col.M_PHASE]
+    if phase in (col.PHASE_OFFER_NONDEALER, col.PHASE_OFFER_DEALER, col.PHASE_LAST_DISCARD):
         return {ACTION_TAKE, ACTION_PASS}
-    if phase == PHASE_DRAW:
+    if phase == col.PHASE_DRAW:
         return {ACTION_DRAW_STOCK, ACTION_TAKE}
-    if phase == PHASE_OVER:
+    if phase == col.PHASE_OVER:
         return set()
-    hand, out = int(state.hands[i, state.match[i, M_PLAYER]]), set()
+    hand, out = int(state.hands[i, state.match[i, col.M_PLAYER]]), set()
     for c in range(52):
-        if not hand >> c & 1 or (c == state.match[i, M_TAKEN] and not rules.allow_rediscard_taken_card):
+        if not hand >> c & 1 or (c == state.match[i, col.M_TAKEN] and not rules.allow_rediscard_taken_card):
             continue
-        if not state.match[i, M_MUST_KNOCK]:
+        if not state.match[i, col.M_MUST_KNOCK]:
             out.add(DISCARD_BASE + c)
         if min_deadwood_mask(hand & ~(1 << c)) <= rules.knock_limit:
             out.add(KNOCK_BASE + c)
@@ -215,12 +192,12 @@ def sheet_of(state: EngineState, i: int) -> list:
 def check_showdown(state: EngineState, before: EngineState, i: int, rules: Rules) -> int:
     """I3, I4 for a knock in match i; returns the hand winner."""
     last = state.last_hand[i]
-    knocker = int(last[R_KNOCKER])
-    assert knocker == before.match[i, M_PLAYER] and before.match[i, M_PHASE] == PHASE_DISCARD
-    kh, dh, card = int(last[R_KNOCKER_HAND]), int(last[R_DEFENDER_HAND]), int(last[R_DISCARD])
+    knocker = int(last[col.R_KNOCKER])
+    assert knocker == before.match[i, col.M_PLAYER] and before.match[i, col.M_PHASE] == col.PHASE_DISCARD
+    kh, dh, card = int(last[col.R_KNOCKER_HAND]), int(last[col.R_DEFENDER_HAND]), int(last[col.R_DISCARD])
     assert kh | (1 << card) == before.hands[i, knocker] and not kh >> card & 1, "I1: the knock discard"
     assert dh == before.hands[i, 1 - knocker], "the defender's hand changed"
-    k, d, points = int(last[R_KNOCKER_DW]), int(last[R_DEFENDER_DW]), int(last[R_POINTS])
+    k, d, points = int(last[col.R_KNOCKER_DW]), int(last[col.R_DEFENDER_DW]), int(last[col.R_POINTS])
     assert k == min_deadwood_mask(kh) <= rules.knock_limit, "R12, R13: the knocker's deadwood"
     own = min_deadwood_mask(dh)
     total = sum(int(CARD_VALUES[c]) for c in range(52) if dh >> c & 1)
@@ -229,7 +206,7 @@ def check_showdown(state: EngineState, before: EngineState, i: int, rules: Rules
         assert d == own, "I3, R16: no layoffs after gin"
     kind, knocker_wins, expected_points = expected_score(k, d, rules)
     winner = knocker if knocker_wins else 1 - knocker
-    assert (last[R_KIND], last[R_WINNER], points) == (kind, winner, expected_points), "R22-R24"
+    assert (last[col.R_KIND], last[col.R_WINNER], points) == (kind, winner, expected_points), "R22-R24"
     floor = {
         KIND_GIN: rules.gin_bonus,
         KIND_KNOCK: 1 if rules.undercut_on_tie else 0,
@@ -242,17 +219,20 @@ def check_showdown(state: EngineState, before: EngineState, i: int, rules: Rules
 def check_hand_end(state: EngineState, before: EngineState, i: int, rules: Rules) -> None:
     """A hand just ended in match i: I3-I5, R26, R30, R32 (the sheet change), the next deal."""
     last = state.last_hand[i]
-    if last[R_KIND] == KIND_DEAD:
-        stock_before = 52 - before.match[i, M_STOCK_POS]
+    if last[col.R_KIND] == KIND_DEAD:
+        stock_before = 52 - before.match[i, col.M_STOCK_POS]
         assert stock_before == 2, "R26: a hand dies only with 2 cards in the stock"
-        assert last[R_WINNER] == -1 and last[R_POINTS] == 0 and last[R_CREDITED] == 0
+        assert last[col.R_WINNER] == -1 and last[col.R_POINTS] == 0 and last[col.R_CREDITED] == 0
         assert sheet_of(state, i) == sheet_of(before, i), "I5: a dead hand changed the sheet"
-        assert state.match[i, M_DEALER] == before.match[i, M_DEALER], "I5, R29: a dead hand changed the dealer"
-        assert state.match[i, M_PHASE] != PHASE_OVER and state.match[i, M_HAND_NO] == before.match[i, M_HAND_NO] + 1
+        assert state.match[i, col.M_DEALER] == before.match[i, col.M_DEALER], "I5, R29: a dead hand changed the dealer"
+        assert (
+            state.match[i, col.M_PHASE] != col.PHASE_OVER
+            and state.match[i, col.M_HAND_NO] == before.match[i, col.M_HAND_NO] + 1
+        )
         check_fresh_deal(state, i)
         return
     winner = check_showdown(state, before, i, rules)
-    points, credited = int(last[R_POINTS]), int(last[R_CREDITED])
+    points, credited = int(last[col.R_POINTS]), int(last[col.R_CREDITED])
     assert credited == expected_credited(before, i, winner, rules), "R32 / A12: credited games"
     wins = before.hand_wins[i].copy()
     wins[winner] += 1
@@ -263,10 +243,10 @@ def check_hand_end(state: EngineState, before: EngineState, i: int, rules: Rules
         assert state.totals[i, g, winner] == before.totals[i, g, winner] + step * points
         assert state.entries[i, g, 1 - winner] == before.entries[i, g, 1 - winner], "I5: loser credited"
         assert state.totals[i, g, 1 - winner] == before.totals[i, g, 1 - winner], "I5: loser credited"
-    assert state.match[i, M_DEALER] == expected_dealer(int(before.match[i, M_DEALER]), winner, rules), "R30"
-    if state.match[i, M_PHASE] != PHASE_OVER:
+    assert state.match[i, col.M_DEALER] == expected_dealer(int(before.match[i, col.M_DEALER]), winner, rules), "R30"
+    if state.match[i, col.M_PHASE] != col.PHASE_OVER:
         check_fresh_deal(state, i)
-        assert state.match[i, M_HAND_NO] == before.match[i, M_HAND_NO] + 1
+        assert state.match[i, col.M_HAND_NO] == before.match[i, col.M_HAND_NO] + 1
 
 
 def box_score(state: EngineState, rules: Rules) -> np.ndarray:
@@ -305,9 +285,11 @@ def check_sheet(state: EngineState, before: EngineState, stepped: np.ndarray, ru
         assert (closed[:, g] <= closed[:, g - 1]).all(), "I6: close order"
     for i, g in zip(*np.nonzero(closed & ~was_closed), strict=True):
         last = state.last_hand[i]
-        assert stepped[i] and state.last_step[i, S_HAND_OVER] and last[R_CREDITED] >> g & 1, "I7: closed uncredited"
-        assert last[R_CLOSED] >> g & 1 and state.game_winner[i, g] == last[R_WINNER]
-        assert score[i, g, last[R_WINNER]] >= rules.game_target
+        assert stepped[i] and state.last_step[i, col.S_HAND_OVER] and last[col.R_CREDITED] >> g & 1, (
+            "I7: closed uncredited"
+        )
+        assert last[col.R_CLOSED] >> g & 1 and state.game_winner[i, g] == last[col.R_WINNER]
+        assert score[i, g, last[col.R_WINNER]] >= rules.game_target
         assert state.game_net[i, g] == expected_net(state, i, g, rules), "R39"
     check_series(state, before, stepped, rules)
 
@@ -320,9 +302,11 @@ def check_series(state: EngineState, before: EngineState, stepped: np.ndarray, r
     decided = closed.all(axis=1)
     if rules.hollywood_series_end == "when_decided":
         decided |= (2 * wins > ng).any(axis=1)
-    done = state.match[:, M_PHASE] == PHASE_OVER
+    done = state.match[:, col.M_PHASE] == col.PHASE_OVER
     assert (done == decided).all(), "R37: the series ended at the wrong time"
-    assert (state.last_step[stepped, S_DONE_NOW] == (done & ~(before.match[:, M_PHASE] == PHASE_OVER))[stepped]).all()
+    assert (
+        state.last_step[stepped, col.S_DONE_NOW] == (done & ~(before.match[:, col.M_PHASE] == col.PHASE_OVER))[stepped]
+    ).all()
     net = np.stack(
         [np.where(state.game_winner[:, :ng] == p, state.game_net[:, :ng], 0).sum(axis=1) for p in (0, 1)], axis=1
     )
@@ -332,8 +316,8 @@ def check_series(state: EngineState, before: EngineState, stepped: np.ndarray, r
     else:
         expected = by_games
         assert (2 * wins[done].max(axis=1) > ng).all(), "I7: the series winner has fewer than 2 games"
-    assert (state.match[done, M_WINNER] == expected[done]).all(), "R37: series winner"
-    assert (state.match[~done, M_WINNER] == -1).all()
+    assert (state.match[done, col.M_WINNER] == expected[done]).all(), "R37: series winner"
+    assert (state.match[~done, col.M_WINNER] == -1).all()
 
 
 def check_step(engine: Engine, before: EngineState, stepped: np.ndarray, rules: Rules, check_mask: bool) -> dict:
@@ -345,7 +329,7 @@ def check_step(engine: Engine, before: EngineState, stepped: np.ndarray, rules: 
     quiet = stepped & ~engine.hand_over
     for arr in ("totals", "entries", "game_winner", "game_net", "hand_wins"):
         assert (getattr(state, arr)[quiet] == getattr(before, arr)[quiet]).all(), "the sheet changed mid-hand"
-    assert (state.match[quiet, M_DEALER] == before.match[quiet, M_DEALER]).all()
+    assert (state.match[quiet, col.M_DEALER] == before.match[quiet, col.M_DEALER]).all()
     check_hand_in_progress(state, before, quiet)
     for i in ended:
         check_hand_end(state, before, i, rules)
@@ -353,7 +337,7 @@ def check_step(engine: Engine, before: EngineState, stepped: np.ndarray, rules: 
     if check_mask:
         for i in range(engine.num_matches):
             assert set(np.flatnonzero(engine.legal_mask[i])) == expected_legal(state, i, rules), "legal mask"
-    kinds = state.last_hand[ended, R_KIND]
+    kinds = state.last_hand[ended, col.R_KIND]
     return {"hands": len(ended), "dead": int((kinds == KIND_DEAD).sum()), "gin": int((kinds == KIND_GIN).sum())}
 
 
@@ -455,7 +439,7 @@ def test_same_seeds_same_arrays():
             engine.step(actions, ~engine.done)
         for a, b in zip(engines[0].state.arrays(), engines[1].state.arrays(), strict=True):
             assert (a == b).all()
-    assert engines[0].state.match[:, M_HAND_NO].max() > 1  # several hands were dealt
+    assert engines[0].state.match[:, col.M_HAND_NO].max() > 1  # several hands were dealt
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -9,10 +9,10 @@ import pytest
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS, danger
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes
-from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import min_deadwood
-from hollywood_gin_env.observation import OBS_SIZE, decode
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.engine.observation import OBS_SIZE, decode
+from hollywood_gin_env.rules.cards import NUM_CARDS
+from hollywood_gin_env.rules.melds import min_deadwood
 
 KNOCK_LIMIT = 10  # the default rules'
 NUMBERS = 4 * NUM_CARDS

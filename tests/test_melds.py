@@ -2,7 +2,7 @@
 
 The brute force below is deliberately naive: it lists every valid meld of a hand, walks every collection of
 disjoint melds, and for the showdown walks every legal sequence of layoffs. It is slow and obviously correct;
-the solver in hollywood_gin_env/melds.py is fast and clever, and must agree with it.
+the solver in hollywood_gin_env/rules/melds.py is fast and clever, and must agree with it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import itertools
 import numpy as np
 import pytest
 
-from hollywood_gin_env import melds
-from hollywood_gin_env.cards import cards_str, parse_cards, to_mask
-from hollywood_gin_env.showdown import showdown
+from hollywood_gin_env.rules import melds
+from hollywood_gin_env.rules.cards import cards_str, parse_cards, to_mask
+from hollywood_gin_env.rules.showdown import showdown
 
 # --- Brute force, written from RULES.md D1-D3 and R16-R21 only ----------------------------------------------
 

@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import _features
-from hollywood_gin_env.bits import count_bits
-from hollywood_gin_env.cards import CARD_VALUES, FULL_DECK_MASK, from_mask
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.engine.observation import OBS_BLOCKS, OBS_LAYOUT, OBS_SIZE, decode, observation_high, rules_block
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import min_deadwood_mask
-from hollywood_gin_env.observation import OBS_BLOCKS, OBS_LAYOUT, OBS_SIZE, decode, observation_high, rules_block
-from hollywood_gin_env.rules import LAST_DISCARD_RULES, Rules
-from hollywood_gin_env.scoring import MAX_GAMES
-from hollywood_gin_env.state import KNOCK_BASE, M_MUST_KNOCK, M_TAKEN, M_TURNS, PHASE_NAMES
+from hollywood_gin_env.rules.actions import KNOCK_BASE
+from hollywood_gin_env.rules.bits import count_bits
+from hollywood_gin_env.rules.cards import CARD_VALUES, FULL_DECK_MASK, from_mask
+from hollywood_gin_env.rules.melds import min_deadwood_mask
+from hollywood_gin_env.rules.options import LAST_DISCARD_RULES, Rules
+from hollywood_gin_env.rules.scoring import MAX_GAMES
 
 VARIANTS = [
     Rules(game_target=40),
@@ -43,7 +44,7 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
         for c, d in after.items():
             dw_after[c] = d
             knocks[c] = legal[KNOCK_BASE + c]
-        barred = int(match[M_TAKEN]) if not rules.allow_rediscard_taken_card else -1
+        barred = int(match[col.M_TAKEN]) if not rules.allow_rediscard_taken_card else -1
         deadwood = float(min(d for c, d in after.items() if c != barred))
     recency = np.zeros(52)
     for j, c in enumerate(pile):
@@ -83,12 +84,12 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
         "unseen": plane(FULL_DECK_MASK & ~(hand | pile_mask | opp_took)),
         "deadwood_after_discard": dw_after,
         "knock_discards": knocks,
-        "phase": np.eye(len(PHASE_NAMES))[PHASE_NAMES.index(game.phase)],
+        "phase": np.eye(len(col.PHASE_NAMES))[col.PHASE_NAMES.index(game.phase)],
         "stock_size": [game.stock_size],
         "is_dealer": [game.dealer == p],
         "seat": [p],
         "deadwood": [deadwood],
-        "turns": [match[M_TURNS]],
+        "turns": [match[col.M_TURNS]],
         "hand_number": [game.hand_number],
         "sheet": sheet,
         "games_won": won,
@@ -102,7 +103,7 @@ def expected_blocks(game: Game, p: int) -> dict[str, np.ndarray]:
             rules.allow_rediscard_taken_card,
             LAST_DISCARD_RULES.index(rules.last_discard_rule),
         ],
-        "must_knock": [match[M_MUST_KNOCK]],
+        "must_knock": [match[col.M_MUST_KNOCK]],
         "take_effect": take,
     }
 
@@ -144,10 +145,10 @@ def test_the_heuristics_read_the_table():
         for game, p in snapshots(rules, seed=5, steps=200):
             obs = game.observation(p)["observation"]
             assert _features.stock_size(obs) == game.stock_size
-            assert _features.turns(obs) == game._engine.state.match[0, M_TURNS]
+            assert _features.turns(obs) == game._engine.state.match[0, col.M_TURNS]
             assert _features.knock_limit(obs) == rules.knock_limit
             assert _features.rediscard_allowed(obs) == rules.allow_rediscard_taken_card
-            assert _features.phase_of(obs) == PHASE_NAMES.index(game.phase)
+            assert _features.phase_of(obs) == col.PHASE_NAMES.index(game.phase)
             hand = int(game._engine.state.hands[0, p])
             if game.phase == "discard" and game.current_player == p:
                 for c in from_mask(hand):

@@ -10,9 +10,9 @@ import pytest
 from gymnasium.error import ResetNeeded
 
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv
-from hollywood_gin_env.evaluate import play_pair
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import KNOCK_BASE
+from hollywood_gin_env.evaluation.evaluate import play_pair
+from hollywood_gin_env.rules.actions import KNOCK_BASE
+from hollywood_gin_env.rules.options import Rules
 
 SHORT = Rules(game_target=30)
 

@@ -9,9 +9,9 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test  # noqa: E402
 
-from hollywood_gin_env.game import Game  # noqa: E402
-from hollywood_gin_env.pettingzoo import env, raw_env  # noqa: E402
-from hollywood_gin_env.rules import Rules  # noqa: E402
+from hollywood_gin_env.engine.game import Game  # noqa: E402
+from hollywood_gin_env.envs.pettingzoo import env, raw_env  # noqa: E402
+from hollywood_gin_env.rules.options import Rules  # noqa: E402
 
 ONE_HAND = Rules(num_games=1, game_target=1)
 

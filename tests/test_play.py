@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.cards import card_name
-from hollywood_gin_env.game import Game
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.rules.cards import card_name
 from tests.subprocess_signals import default_sigint
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env import play
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.cards import card_name, parse_cards
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.hints import hint_lines
-from hollywood_gin_env.render import phase_words, sheet_text, table
-from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.display.render import phase_words, sheet_text, table
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play import terminal as play
+from hollywood_gin_env.play.hints import hint_lines
+from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import card_name, parse_cards
 from tests.subprocess_signals import default_sigint
 from tests.test_play import E1_DECK, FIRST_WAIT, ROOT, screen
 

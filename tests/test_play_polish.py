@@ -11,14 +11,14 @@ import re
 import pytest
 from rich.console import Console
 
-from hollywood_gin_env import play
-from hollywood_gin_env.cards import card_name
-from hollywood_gin_env.commands import HELP, CommandError, legal_summary, parse_command
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.melds import arrange
-from hollywood_gin_env.render import phase_words, table
-from hollywood_gin_env.session import Session
-from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.display.render import phase_words, table
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play import terminal as play
+from hollywood_gin_env.play.commands import HELP, CommandError, legal_summary, parse_command
+from hollywood_gin_env.play.session import Session
+from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import card_name
+from hollywood_gin_env.rules.melds import arrange
 from tests.test_play import E1_DECK
 
 
@@ -94,8 +94,8 @@ def test_the_pages_help_lists_one_command_a_line_without_quit():
     pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
     from starlette.testclient import TestClient
 
-    from hollywood_gin_env.web.app import create_app
-    from hollywood_gin_env.web.matches import Matches, session_maker
+    from hollywood_gin_env.play.web.app import create_app
+    from hollywood_gin_env.play.web.matches import Matches, session_maker
 
     first = Session(Game(seed=0, deck=E1_DECK), 0, "greedy", hold_hand_ends=True)
     client = TestClient(create_app(Matches(session_maker(first, "0"))), base_url="http://127.0.0.1")

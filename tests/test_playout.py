@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hollywood_gin_env import threads
 from hollywood_gin_env.agents import ExpertAgent
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
+from hollywood_gin_env.engine import threads
+from hollywood_gin_env.engine.sampling import sample_legal
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.sampling import sample_legal
 
 pytest.importorskip("torch")  # the trainer's package imports torch
 

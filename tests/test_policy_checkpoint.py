@@ -18,9 +18,9 @@ from hollywood_gin_env.agents.policy import (  # noqa: E402
     load_checkpoint,
     save_checkpoint,
 )
+from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
-from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
+from hollywood_gin_env.rules.actions import NUM_ACTIONS  # noqa: E402
 
 SMALL = {"arch": "cards", "hidden_sizes": [16], "card_channels": 4}
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.duplicate import ChunkJob
-from hollywood_gin_env.evaluate import (
+from hollywood_gin_env.evaluation.duplicate import ChunkJob
+from hollywood_gin_env.evaluation.evaluate import (
     EvaluationError,
     Schedule,
     evaluate_pairs,
@@ -28,7 +28,7 @@ from hollywood_gin_env.evaluate import (
     summarize_pair,
     without_timing,
 )
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.rules.options import Rules
 from tests.ray_fixtures import command_line, descendants, in_session
 from tests.subprocess_signals import default_sigint
 
@@ -89,7 +89,7 @@ def test_a_chunk_that_fails_on_its_worker_stops_with_one_line(ray_local, tmp_pat
     bad.write_bytes(b"not a checkpoint")
     spec = f"checkpoint:{bad}"
     job = ChunkJob((spec, "greedy"), ("bad", "greedy"), 4, 0, SHORT, pair=0, chunk=1, chunks=2, start=2, stop=4)
-    from hollywood_gin_env.evaluate_ray import play_on_ray
+    from hollywood_gin_env.evaluation.ray_tasks import play_on_ray
 
     with pytest.raises(EvaluationError) as info:
         play_on_ray(iter([job]), Schedule(workers=2), lambda job, record: None)
@@ -109,7 +109,7 @@ def test_an_address_where_nothing_listens_is_refused_at_once():
     """Ray's own connect would retry for minutes, printing as it goes."""
     import socket
 
-    from hollywood_gin_env.evaluate_ray import check_reachable
+    from hollywood_gin_env.evaluation.ray_tasks import check_reachable
 
     with socket.socket() as probe:  # a port that was free a moment ago
         probe.bind(("127.0.0.1", 0))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hollywood_gin_env.evaluate import without_timing
+from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_trainer.config import load_config
 from hollywood_gin_trainer.pool import FIRST_SNAPSHOT
 from hollywood_gin_trainer.run import TrainingRun

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.rules.options import Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

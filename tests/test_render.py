@@ -8,13 +8,13 @@ import re
 import numpy as np
 import pytest
 
-from hollywood_gin_env.cards import card_name, parse_card, parse_cards
-from hollywood_gin_env.engine import Engine
-from hollywood_gin_env.game import Game, snapshot_of
-from hollywood_gin_env.narrate import hand_end_lines, hand_events
-from hollywood_gin_env.render import render, render_match
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import ACTION_PASS, ACTION_TAKE, KNOCK_BASE
+from hollywood_gin_env.display.render import render, render_match
+from hollywood_gin_env.display.words import hand_end_lines, hand_events
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.game import Game, snapshot_of
+from hollywood_gin_env.rules.actions import ACTION_PASS, ACTION_TAKE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import card_name, parse_card, parse_cards
+from hollywood_gin_env.rules.options import Rules
 
 CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
 

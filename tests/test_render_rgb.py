@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 
 import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
-from hollywood_gin_env.cards import parse_cards
-from hollywood_gin_env.game import Game, snapshot_of
-from hollywood_gin_env.picture import (
+from hollywood_gin_env.display.picture import (
     BOTTOM_HAND_Y,
     CARD_FACE,
     CARD_H,
@@ -24,6 +22,8 @@ from hollywood_gin_env.picture import (
     draw_table,
     hand_layout,
 )
+from hollywood_gin_env.engine.game import Game, snapshot_of
+from hollywood_gin_env.rules.cards import parse_cards
 
 # RULES.md R3: the non-dealer (P1 here) gets deck[0], deck[2], ..., the dealer deck[1], deck[3], ...
 P1_HAND = parse_cards("3H 4H 5H 8C 8D 8S JS QS KS 2C")  # three melds and 2C

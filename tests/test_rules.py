@@ -1,4 +1,4 @@
-"""Tests of hollywood_gin_env.rules: defaults (RULES.md §4), validation, presets, the kernel parameters."""
+"""Tests of hollywood_gin_env.rules.options: defaults (RULES.md §4), validation, presets, the kernel parameters."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hollywood_gin_env import rules as rules_module
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.rules import options as rules_module
+from hollywood_gin_env.rules.options import Rules
 
 pytestmark = pytest.mark.nojit  # every test here is fast in pure Python too
 

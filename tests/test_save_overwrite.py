@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from hollywood_gin_env import play
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.session import Session, load_match
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play import terminal as play
+from hollywood_gin_env.play.session import Session, load_match
 
 
 def old_match(path) -> bytes:
@@ -53,7 +53,7 @@ def test_overwrite_without_save_is_a_usage_error(capsys):
 
 def test_web_matches_never_write_over_an_existing_file(tmp_path):
     """Match 2 of a server saving to match.json used to write match-2.json even when it held an earlier match."""
-    from hollywood_gin_env.web.matches import Matches, session_maker
+    from hollywood_gin_env.play.web.matches import Matches, session_maker
 
     first_path, taken = tmp_path / "match.json", tmp_path / "match-2.json"
     before = old_match(taken)

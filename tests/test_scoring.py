@@ -1,4 +1,4 @@
-"""The hand score and the Hollywood sheet through hollywood_gin_env.scoring (RULES.md R22-R24, R31-R39, E9, E10).
+"""The hand score and the Hollywood sheet through hollywood_gin_env.rules.scoring (RULES.md R22-R24, R31-R39, E9, E10).
 
 The sheet of one match is the arrays of state.py without the leading axis: totals[3, 2], entries[3, 2],
 game_winner[3] (-1 while open), game_net[3] and hand_wins[2]. Player A is 0 and B is 1.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.scoring import (
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.scoring import (
     KIND_GIN,
     KIND_KNOCK,
     KIND_UNDERCUT,

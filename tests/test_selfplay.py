@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.observation import encode_one
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.observation import encode_one
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import KNOCK_BASE, M_HAND_NO
+from hollywood_gin_env.rules.actions import KNOCK_BASE
+from hollywood_gin_env.rules.options import Rules
 
 SHORT = Rules(game_target=30)
 
@@ -87,10 +88,10 @@ def test_hand_episodes_go_on_with_the_same_match():
     env = SelfPlayVectorEnv(4, episode="hand")
     obs, _ = env.reset(seed=2)
     rng = np.random.default_rng(0)
-    hands_before = env.engine.state.match[:, M_HAND_NO].copy()
+    hands_before = env.engine.state.match[:, col.M_HAND_NO].copy()
     for _ in range(400):
         obs, _, terminations, _, _ = env.step(random_legal_batch(rng, obs["action_mask"]))
-        hands = env.engine.state.match[:, M_HAND_NO]
+        hands = env.engine.state.match[:, col.M_HAND_NO]
         np.testing.assert_array_equal(hands != hands_before, terminations)  # one episode per hand
         hands_before = hands.copy()
     assert hands_before.min() > 1

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from hollywood_gin_env.cards import parse_card
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.session import Session, SessionError, choose_seat, load_match
-from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_TAKE, KNOCK_BASE
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play.session import Session, SessionError, choose_seat, load_match
+from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_TAKE, KNOCK_BASE
+from hollywood_gin_env.rules.cards import parse_card
 from tests.test_play import E1_DECK
 
 

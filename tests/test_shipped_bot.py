@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, load_checkpoint  # noqa: E402
-from hollywood_gin_env.evaluate import play_pair, summarize_pair  # noqa: E402
+from hollywood_gin_env.evaluation.evaluate import play_pair, summarize_pair  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
 

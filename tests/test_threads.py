@@ -1,5 +1,5 @@
-"""The kernel thread pool (hollywood_gin_env/threads.py): the knob's checks, the split, errors and Ctrl-C, and that
-every thread count gives bit-identical envs, heuristics, lookahead inputs and evaluations."""
+"""The kernel thread pool (hollywood_gin_env/engine/threads.py): the knob's checks, the split, errors and Ctrl-C, and
+that every thread count gives bit-identical envs, heuristics, lookahead inputs and evaluations."""
 
 from __future__ import annotations
 
@@ -17,20 +17,20 @@ import numpy as np
 import pytest
 
 import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
-from hollywood_gin_env import threads
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.lookahead_planes import lookahead_planes
-from hollywood_gin_env.duplicate import Schedule
+from hollywood_gin_env.engine import threads
 from hollywood_gin_env.envs import SelfPlayVectorEnv
-from hollywood_gin_env.evaluate import round_robin, without_timing
+from hollywood_gin_env.evaluation.duplicate import Schedule
+from hollywood_gin_env.evaluation.evaluate import round_robin, without_timing
 from tests.subprocess_signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = (1, 2, 3)  # 3 splits 10 matches unevenly: 4, 3, 3
 MATCHES = 10
 GRAINS = [
-    ("hollywood_gin_env.engine", "STEP_GRAIN"),
-    ("hollywood_gin_env.observation", "ENCODE_GRAIN"),
+    ("hollywood_gin_env.engine.batched", "STEP_GRAIN"),
+    ("hollywood_gin_env.engine.observation", "ENCODE_GRAIN"),
     ("hollywood_gin_env.envs.batch", "CREDIT_GRAIN"),
     ("hollywood_gin_env.envs.batch", "OPPONENT_GRAIN"),
     ("hollywood_gin_env.agents.random_agent", "RANDOM_GRAIN"),
@@ -160,7 +160,7 @@ def test_close_stops_the_pools_threads_and_a_closed_pool_refuses_work():
 CTRL_C_CHILD = textwrap.dedent(
     """
     import sys, time
-    from hollywood_gin_env import threads
+    from hollywood_gin_env.engine import threads
 
     pool = threads.KernelThreads(int(sys.argv[1]))
     main_slice_s, other_slice_s = float(sys.argv[2]), float(sys.argv[3])
@@ -211,7 +211,7 @@ def test_ctrl_c_while_slices_run_stops_the_process_without_a_hang(tmp_path, main
 CTRL_C_QUEUED_CHILD = textwrap.dedent(
     """
     import threading, time
-    from hollywood_gin_env import threads
+    from hollywood_gin_env.engine import threads
 
     pool = threads.KernelThreads(2)  # the caller's thread and one worker
     helper = threading.Thread(target=pool.run, args=(4, lambda lo, hi: time.sleep(2.0 if lo else 0.0)))
@@ -390,9 +390,9 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
+    from hollywood_gin_env.engine.kernels import new_match_kernel, step_kernel
+    from hollywood_gin_env.engine.observation import encode_kernel
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
-    from hollywood_gin_env.kernels import new_match_kernel, step_kernel
-    from hollywood_gin_env.observation import encode_kernel
     from hollywood_gin_trainer.privileged import expert_playout_kernel, privileged_view_kernel
     from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
 

@@ -17,8 +17,8 @@ pytest.importorskip("tensorboard")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.policy import CHECKPOINT_VERSION  # noqa: E402
-from hollywood_gin_env.evaluate import play_pair  # noqa: E402
-from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.evaluation.evaluate import play_pair  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]

@@ -11,8 +11,8 @@ torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked  # noqa: E402
+from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE  # noqa: E402
 from hollywood_gin_trainer.config import load_config, parse_override  # noqa: E402
 from hollywood_gin_trainer.rollout import RolloutStorage  # noqa: E402
 
@@ -185,7 +185,7 @@ def test_gae_per_player_matches_a_plain_loop(learner_seat):
 def test_arena_episode_decides_where_returns_stop(episode):
     """env.episode = "hand" ends each return chain at its hand's score; "match" runs it on through later hands."""
 
-    from hollywood_gin_env.rules import Rules
+    from hollywood_gin_env.rules.options import Rules
     from hollywood_gin_trainer.arena import Arena
 
     arena = Arena(4, Rules(), "hand", pool=None, episode=episode, rng=np.random.default_rng(0))
@@ -222,9 +222,9 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 
 
 def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
-    from hollywood_gin_env.cards import from_mask
-    from hollywood_gin_env.melds import min_deadwood_mask
-    from hollywood_gin_env.state import M_STOCK_POS
+    from hollywood_gin_env.engine import columns as col
+    from hollywood_gin_env.rules.cards import from_mask
+    from hollywood_gin_env.rules.melds import min_deadwood_mask
     from hollywood_gin_trainer.pool import EXPERT, GREEDY, SELF, kind_of_opponent
     from hollywood_gin_trainer.privileged import (
         DEAL_PLAYOUT,
@@ -257,7 +257,7 @@ def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the
             assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
             assert np.flatnonzero(view[i, OPPONENT_KIND:DEAL_PLAYOUT]).tolist() == [kinds[i]]
             assert view[i, DEAL_PLAYOUT] == pytest.approx((deal[i] if p == 0 else -deal[i]) / 100.0, rel=1e-6)
-            position = s.match[i, M_STOCK_POS]
+            position = s.match[i, col.M_STOCK_POS]
             shown = view[i, STOCK:].reshape(stock_cards, 52)
             for k in range(stock_cards):  # slot k: the stock's k-th card from the top, none past its end
                 expected = [s.deck[i, position + k]] if position + k < 52 else []
@@ -272,9 +272,9 @@ def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the
 def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
     """The play-out score for seat 0 is the score of the hand when `expert` plays both seats from the deal in the
     public env, the matches are left as they were, and the arena keeps that score of each match's deal."""
-    from hollywood_gin_env import threads
     from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
-    from hollywood_gin_env.rules import Rules
+    from hollywood_gin_env.engine import threads
+    from hollywood_gin_env.rules.options import Rules
     from hollywood_gin_trainer.arena import Arena
     from hollywood_gin_trainer.privileged import expert_deal_scores
 

@@ -17,11 +17,11 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE  # noqa: E402
+from hollywood_gin_env.engine.handstats import HandCounts  # noqa: E402
+from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
-from hollywood_gin_env.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
-from hollywood_gin_env.handstats import HandCounts  # noqa: E402
-from hollywood_gin_env.observation import OBS_SIZE  # noqa: E402
-from hollywood_gin_env.state import NUM_ACTIONS  # noqa: E402
+from hollywood_gin_env.evaluation.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
+from hollywood_gin_env.rules.actions import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss, ppo_update  # noqa: E402
 from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
@@ -207,7 +207,7 @@ def test_cuda_without_a_gpu_is_one_clear_error():
 
 def test_hand_statistics_agree_between_the_trainer_and_the_evaluator():
     """The same matches (duplicate deals, greedy against expert) played through the trainer's arena and through
-    hollywood_gin_env.evaluate give the same counts of hands, gins, knocks, undercuts and dead hands."""
+    hollywood_gin_env.evaluation.evaluate give the same counts of hands, gins, knocks, undercuts and dead hands."""
     matches, seed = 8, 4
     record = play_pair(load_agent("greedy"), load_agent("expert"), matches, seed=seed)
     summary = summarize_pair(record)

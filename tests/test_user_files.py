@@ -17,9 +17,9 @@ import threading
 
 import pytest
 
-from hollywood_gin_env import play
-from hollywood_gin_env.session import load_match
-from hollywood_gin_env.userfiles import UserFileError, open_user_file, read_user_file
+from hollywood_gin_env.play import terminal as play
+from hollywood_gin_env.play.session import load_match
+from hollywood_gin_env.support.userfiles import UserFileError, open_user_file, read_user_file
 from hollywood_gin_trainer import main as train
 from hollywood_gin_trainer.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config
 
@@ -230,7 +230,7 @@ def test_train_checks_the_ray_address_is_reachable_first(tmp_path, train_main):
 
 
 def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
-    import hollywood_gin_env.evaluate as evaluate
+    import hollywood_gin_env.evaluation.evaluate as evaluate
 
     monkeypatch.setattr(evaluate, "round_robin", lambda *a, **k: pytest.fail("played despite the bad option"))
     with pytest.raises(SystemExit):

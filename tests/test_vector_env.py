@@ -10,9 +10,9 @@ from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
 import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
+from hollywood_gin_env.engine.observation import OBS_SIZE
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv
-from hollywood_gin_env.observation import OBS_SIZE
-from hollywood_gin_env.rules import Rules
+from hollywood_gin_env.rules.options import Rules
 
 SHORT = Rules(game_target=30)
 ONE_HAND = Rules(num_games=1, game_target=1)  # the first hand that is not drawn ends the match
@@ -133,9 +133,9 @@ def test_render_and_masks():
 def test_builtin_opponent_kernel_plays_as_the_python_loop(kwargs):
     """The built-in opponent's turns run in one kernel call; a callable opponent drawing from the same
     streams goes through the Python loop, and both tables must stay equal."""
-    from hollywood_gin_env.engine import overflow_ok
-    from hollywood_gin_env.envs.table import LearnerTable
-    from hollywood_gin_env.sampling import sample_legal_streams
+    from hollywood_gin_env.engine.batched import overflow_ok
+    from hollywood_gin_env.engine.sampling import sample_legal_streams
+    from hollywood_gin_env.envs.learner import LearnerTable
 
     n = 6
     fast = LearnerTable(n, **kwargs)

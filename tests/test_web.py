@@ -15,19 +15,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hollywood_gin_env.cards import card_name
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.narrate import hand_events, public_took
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.session import Session
+from hollywood_gin_env.display.words import hand_events, public_took
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play.session import Session
+from hollywood_gin_env.rules.cards import card_name
+from hollywood_gin_env.rules.options import Rules
 from tests.test_play import E1_DECK
 
 pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
 from starlette.testclient import TestClient  # noqa: E402
 
-from hollywood_gin_env.web.app import MAX_BODY, create_app  # noqa: E402
-from hollywood_gin_env.web.matches import Matches, session_maker  # noqa: E402
-from hollywood_gin_env.web.view import legal_moves  # noqa: E402
+from hollywood_gin_env.play.web.app import MAX_BODY, create_app  # noqa: E402
+from hollywood_gin_env.play.web.matches import Matches, session_maker  # noqa: E402
+from hollywood_gin_env.play.web.view import legal_moves  # noqa: E402
 
 E1_SEAT = str(1 - Game(seed=0, deck=E1_DECK).dealer)  # the human is E1's non-dealer, who knocks
 CARD = re.compile(r"\b(?:[A2-9TJQK]|10)[SHDC]\b")
@@ -99,7 +99,7 @@ def server(
     save: str | None = None,
 ) -> tuple[TestClient, Matches]:
     """A client of a fresh server whose first match is seeded so; the client speaks to 127.0.0.1."""
-    from hollywood_gin_env.session import choose_seat
+    from hollywood_gin_env.play.session import choose_seat
 
     game = Game(rules or Rules(), seed=seed, deck=deck)
     first = Session(game, choose_seat(seat, seed), opponent, save, hold_hand_ends=True)
@@ -430,7 +430,7 @@ def test_a_match_started_in_the_browser_goes_on_in_the_terminal_and_back(tmp_pat
 
     from rich.console import Console
 
-    from hollywood_gin_env import play
+    from hollywood_gin_env.play import terminal as play
 
     path = str(tmp_path / "match.json")
     client, matches = server(seed=7, opponent="greedy", save=path)
@@ -477,9 +477,9 @@ def test_every_file_of_the_page_is_package_data():
 
     root = Path(__file__).resolve().parents[1]
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    static = root / "hollywood_gin_env" / "web" / "static"
+    static = root / "hollywood_gin_env" / "play" / "web" / "static"
     files = [p.relative_to(static.parent).as_posix() for p in static.iterdir()]
-    assert files and all(any(fnmatch.fnmatch(f, g) for g in globs["hollywood_gin_env.web"]) for f in files), files
+    assert files and all(any(fnmatch.fnmatch(f, g) for g in globs["hollywood_gin_env.play.web"]) for f in files), files
 
 
 JSON_VALUES = st.recursive(

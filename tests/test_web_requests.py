@@ -9,16 +9,16 @@ import re
 
 import pytest
 
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.session import Session
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play.session import Session
 
 pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
 from starlette.requests import Request  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from hollywood_gin_env.web import app as web_app  # noqa: E402
-from hollywood_gin_env.web.app import create_app, read_body  # noqa: E402
-from hollywood_gin_env.web.matches import Matches, session_maker  # noqa: E402
+from hollywood_gin_env.play.web import app as web_app  # noqa: E402
+from hollywood_gin_env.play.web.app import create_app, read_body  # noqa: E402
+from hollywood_gin_env.play.web.matches import Matches, session_maker  # noqa: E402
 
 EVIL = "http://evil.example"
 
@@ -118,7 +118,7 @@ def test_a_request_body_that_stalls_is_given_up_on(monkeypatch):
 
 def test_the_server_limits_idle_and_concurrent_connections():
     """uvicorn keeps no connection idle for long and answers 503 beyond a bound on concurrent connections."""
-    from hollywood_gin_env.web.server import server_config
+    from hollywood_gin_env.play.web.server import server_config
 
     client, matches = server()
     config = server_config(create_app(matches))

@@ -101,7 +101,10 @@ def test_the_wheel_installs_the_library_the_trainer_and_the_bot_and_they_are_imp
         (["hollywood-gin", "evaluate", "--help"], "usage: hollywood-gin evaluate "),
         (["hollywood-gin", "train", "--help"], "usage: hollywood-gin train "),
         (["python", "-m", "hollywood_gin_env", "evaluate", "--help"], "usage: python -m hollywood_gin_env evaluate "),
-        (["python", "-m", "hollywood_gin_env.evaluate", "--help"], "usage: python -m hollywood_gin_env.evaluate "),
+        (
+            ["python", "-m", "hollywood_gin_env.evaluation.evaluate", "--help"],
+            "usage: python -m hollywood_gin_env.evaluation.evaluate ",
+        ),
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else None,
 )

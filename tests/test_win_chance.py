@@ -1,4 +1,4 @@
-"""The match-win chance (hollywood_gin_env.win_chance) and reward="chance" in every front end.
+"""The match-win chance (hollywood_gin_env.rules.win_chance) and reward="chance" in every front end.
 
 The chance is checked against an exact count where one exists (a single game to a target: a small recursion over
 the two totals), and the reward against sheets kept here with scoring.enter_hand from each hand's result, so neither
@@ -12,14 +12,14 @@ from functools import cache
 import numpy as np
 import pytest
 
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.envs import HollywoodGinEnv, SelfPlayVectorEnv
 from hollywood_gin_env.envs.batch import CHANCE_PER_REWARD
 from hollywood_gin_env.envs.spaces import worst_reward
-from hollywood_gin_env.game import Game
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.scoring import enter_hand, series_result
-from hollywood_gin_env.state import M_WINNER
-from hollywood_gin_env.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.scoring import enter_hand, series_result
+from hollywood_gin_env.rules.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
 
 A, B = 0, 1
 
@@ -231,7 +231,7 @@ def test_self_play_rewards_follow_the_chance_hand_by_hand():
 
 def test_the_pettingzoo_env_pays_the_chance_and_sums_to_the_result():
     pytest.importorskip("pettingzoo")
-    from hollywood_gin_env.pettingzoo import env
+    from hollywood_gin_env.envs.pettingzoo import env
 
     rules = Rules(game_target=40)
     aec = env(rules=rules, reward="chance")
@@ -245,7 +245,7 @@ def test_the_pettingzoo_env_pays_the_chance_and_sums_to_the_result():
             continue
         legal = np.flatnonzero(aec.observe(agent)["action_mask"])
         aec.step(int(rng.choice(legal)))
-    winner = aec.unwrapped._engine.state.match[0, M_WINNER]
+    winner = aec.unwrapped._engine.state.match[0, col.M_WINNER]
     start = Sheet(rules).chance(A)
     assert totals["player_0"] == pytest.approx(CHANCE_PER_REWARD * ((winner == A) - start), abs=1e-9)
     assert totals["player_1"] == pytest.approx(-totals["player_0"])

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
-from hollywood_gin_env.bits import count_bits
-from hollywood_gin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
-from hollywood_gin_env.melds import MAX_HAND_CARDS
-from hollywood_gin_env.observation import (
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.observation import (
     DW_AFTER_SCALE,
     O_DW_AFTER,
     O_FACE_UP,
@@ -31,7 +28,10 @@ from hollywood_gin_env.observation import (
     STOCK_SCALE,
     TURNS_BLOCK_SCALE,
 )
-from hollywood_gin_env.state import NUM_PHASES, PHASE_OVER
+from hollywood_gin_env.rules.bits import count_bits
+from hollywood_gin_env.rules.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hollywood_gin_env.rules.melds import MAX_HAND_CARDS
+from hollywood_gin_env.support.jit import njit
 
 _KNOCK_LIMIT = RULE_INDEX["knock_limit"]
 _KNOCK_LIMIT_SCALE = float(RULE_SCALES[_KNOCK_LIMIT])
@@ -69,10 +69,10 @@ def face_up_card(obs: np.ndarray) -> int:
 @njit
 def phase_of(obs: np.ndarray) -> int:
     """The phase of the one-hot phase block (state.PHASE_*)."""
-    for k in range(NUM_PHASES):
+    for k in range(col.NUM_PHASES):
         if obs[O_PHASE + k] > 0.5:
             return k
-    return PHASE_OVER
+    return col.PHASE_OVER
 
 
 @njit

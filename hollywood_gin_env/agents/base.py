@@ -6,8 +6,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from hollywood_gin_env.observation import OBS_SIZE
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.engine.observation import OBS_SIZE
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
 
 
 @runtime_checkable

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
     card_masks,
     card_value,
@@ -43,17 +42,11 @@ from hollywood_gin_env.agents._features import (
     turns,
 )
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask, pair_discard_deadwoods_mask
-from hollywood_gin_env.state import (
-    ACTION_DRAW_STOCK,
-    ACTION_PASS,
-    ACTION_TAKE,
-    DISCARD_BASE,
-    KNOCK_BASE,
-    PHASE_DISCARD,
-    PHASE_LAST_DISCARD,
-)
-from hollywood_gin_env.threads import pool, sliced
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask, pair_discard_deadwoods_mask
+from hollywood_gin_env.support.jit import njit
 
 # Weights (index -> meaning); `ExpertAgent(weights=...)` overrides DEFAULT_WEIGHTS.
 W_LOOKAHEAD = 0  # weight of the expected deadwood after the next draw (1 - it: the deadwood now)
@@ -272,9 +265,9 @@ def wants_face_up(obs: np.ndarray, card: int, w: np.ndarray, scratch: np.ndarray
 def expert_row(obs: np.ndarray, mask: np.ndarray, w: np.ndarray, scratch: np.ndarray) -> int:
     """The expert's action for one observation row."""
     phase = phase_of(obs)
-    if phase == PHASE_DISCARD:
+    if phase == col.PHASE_DISCARD:
         return discard_phase(obs, mask, w, scratch)
-    if phase == PHASE_LAST_DISCARD:  # taking is offered only when it allows a knock
+    if phase == col.PHASE_LAST_DISCARD:  # taking is offered only when it allows a knock
         return ACTION_TAKE if mask[ACTION_TAKE] else ACTION_PASS
     card = face_up_card(obs)
     if mask[ACTION_TAKE] and card >= 0 and wants_face_up(obs, card, w, scratch):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import (
     card_value,
     check_hand_sizes,
@@ -24,18 +23,12 @@ from hollywood_gin_env.agents._features import (
     rediscard_allowed,
 )
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
-from hollywood_gin_env.observation import O_HAND, O_OPP_TOOK
-from hollywood_gin_env.state import (
-    ACTION_DRAW_STOCK,
-    ACTION_PASS,
-    ACTION_TAKE,
-    DISCARD_BASE,
-    KNOCK_BASE,
-    PHASE_DISCARD,
-    PHASE_LAST_DISCARD,
-)
-from hollywood_gin_env.threads import pool, sliced
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.observation import O_HAND, O_OPP_TOOK
+from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
+from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
+from hollywood_gin_env.support.jit import njit
 
 
 @njit
@@ -67,12 +60,12 @@ def take_helps(hand: int, card: int, rediscard: bool, scratch: np.ndarray) -> bo
 def greedy_row(obs: np.ndarray, mask: np.ndarray, scratch: np.ndarray) -> int:
     """The greedy action of one observation row."""
     phase = phase_of(obs)
-    if phase == PHASE_DISCARD:
+    if phase == col.PHASE_DISCARD:
         action = best_by_deadwood(obs, mask, KNOCK_BASE)
         if action < 0:
             action = best_by_deadwood(obs, mask, DISCARD_BASE)
         return action if action >= 0 else first_legal(mask)
-    if phase == PHASE_LAST_DISCARD:
+    if phase == col.PHASE_LAST_DISCARD:
         return ACTION_TAKE if mask[ACTION_TAKE] else ACTION_PASS
     card = face_up_card(obs)
     if mask[ACTION_TAKE] and card >= 0 and take_helps(plane_mask(obs, O_HAND), card, rediscard_allowed(obs), scratch):

@@ -13,8 +13,8 @@ from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
-from hollywood_gin_env.sampling import check_seed
-from hollywood_gin_env.threads import check_num_threads
+from hollywood_gin_env.engine.threads import check_num_threads
+from hollywood_gin_env.support.streams import check_seed
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"

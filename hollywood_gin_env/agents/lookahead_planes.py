@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
 from hollywood_gin_env.agents._features import card_masks, face_up_card, knock_limit, phase_of, popcount
 from hollywood_gin_env.agents.expert import (
     DEFAULT_WEIGHTS,
@@ -32,10 +31,11 @@ from hollywood_gin_env.agents.expert import (
     lookahead,
     lookahead_of,
 )
-from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.observation import O_TAKE_EFFECT, OBS_SIZE
-from hollywood_gin_env.state import PHASE_OVER
-from hollywood_gin_env.threads import KernelThreads, pool
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.observation import O_TAKE_EFFECT, OBS_SIZE
+from hollywood_gin_env.engine.threads import KernelThreads, pool
+from hollywood_gin_env.rules.cards import NUM_CARDS
+from hollywood_gin_env.support.jit import njit
 
 #: Per-card planes: expected deadwood above the best (tens), P(knock next draw), P(gin next draw), danger.
 LOOKAHEAD_PLANES = 4
@@ -48,7 +48,7 @@ _NUMBERS = LOOKAHEAD_PLANES * NUM_CARDS
 @njit
 def _row(obs: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     """out (zeroed, LOOKAHEAD_SIZE) = the lookahead inputs of one observation row."""
-    if phase_of(obs) == PHASE_OVER:
+    if phase_of(obs) == col.PHASE_OVER:
         return
     hand, _, took, discarded, declined, unseen = card_masks(obs)
     limit = knock_limit(obs)

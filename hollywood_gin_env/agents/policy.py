@@ -47,12 +47,12 @@ from hollywood_gin_env.agents.lookahead_planes import (
     lookahead_planes,
 )
 from hollywood_gin_env.agents.masked import masked_probs, sample_masked
-from hollywood_gin_env.atomic import atomic_write
-from hollywood_gin_env.cards import NUM_CARDS
-from hollywood_gin_env.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
-from hollywood_gin_env.state import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
-from hollywood_gin_env.threads import pool
-from hollywood_gin_env.userfiles import format_bytes, open_user_file
+from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
+from hollywood_gin_env.engine.threads import pool
+from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
+from hollywood_gin_env.rules.cards import NUM_CARDS
+from hollywood_gin_env.support.atomic import atomic_write
+from hollywood_gin_env.support.userfiles import format_bytes, open_user_file
 
 CHECKPOINT_FORMAT = "hollywood-gin-policy"
 CHECKPOINT_VERSION = 4

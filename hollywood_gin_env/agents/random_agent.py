@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env.agents.base import Agent
-from hollywood_gin_env.sampling import check_seed, sample_legal
-from hollywood_gin_env.threads import pool, sliced
+from hollywood_gin_env.engine.sampling import sample_legal
+from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.support.streams import check_seed
 
 #: Fewest rows a thread's slice gets: sampling costs a fraction of a microsecond a row.
 RANDOM_GRAIN = 4096

@@ -9,26 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from hollywood_gin_env._jit import njit
-from hollywood_gin_env.bits import count_bits
-from hollywood_gin_env.engine import overflow_ok
-from hollywood_gin_env.kernels import step_kernel
-from hollywood_gin_env.sampling import random_below, sample_legal_streams
-from hollywood_gin_env.state import (
-    M_PHASE,
-    M_PLAYER,
-    M_WINNER,
-    PHASE_OVER,
-    R_CLOSED,
-    R_CREDITED,
-    R_POINTS,
-    R_WINNER,
-    S_DONE_NOW,
-    S_HAND_OVER,
-    named,
-)
-from hollywood_gin_env.threads import sliced
-from hollywood_gin_env.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import overflow_ok
+from hollywood_gin_env.engine.kernels import step_kernel
+from hollywood_gin_env.engine.sampling import sample_legal_streams
+from hollywood_gin_env.engine.state import named
+from hollywood_gin_env.engine.threads import sliced
+from hollywood_gin_env.rules.bits import count_bits
+from hollywood_gin_env.rules.win_chance import CHANCE_SAMPLES, HAND_POINTS, undo_hand, win_chance
+from hollywood_gin_env.support.jit import njit
+from hollywood_gin_env.support.streams import random_below
 
 #: Fewest matches a thread's slice gets: crediting costs well under a microsecond a match (more with "chance").
 CREDIT_GRAIN = 256
@@ -98,7 +88,7 @@ def end_step(match, illegal, worst, rewards, ended, carry) -> None:
         if illegal[i]:
             rewards[i] = worst
             ended[i] = True
-        carry[i] = ended[i] and not illegal[i] and match[i, M_PHASE] != PHASE_OVER
+        carry[i] = ended[i] and not illegal[i] and match[i, col.M_PHASE] != col.PHASE_OVER
 
 
 @njit
@@ -106,7 +96,9 @@ def chance_change(sheet, last_hand, player, params) -> float:
     """How much the hand in last_hand changed `player`'s chance to win the match (win_chance after minus before)."""
     after = win_chance(sheet, player, params, HAND_POINTS, CHANCE_SAMPLES)
     before = (sheet[0].copy(), sheet[1].copy(), sheet[2].copy(), sheet[3].copy(), sheet[4].copy())
-    undo_hand(before, last_hand[R_WINNER], last_hand[R_POINTS], last_hand[R_CREDITED], last_hand[R_CLOSED])
+    undo_hand(
+        before, last_hand[col.R_WINNER], last_hand[col.R_POINTS], last_hand[col.R_CREDITED], last_hand[col.R_CLOSED]
+    )
     return after - win_chance(before, player, params, HAND_POINTS, CHANCE_SAMPLES)
 
 
@@ -120,23 +112,23 @@ def credit(last_step, last_hand, match, sheet, params, seats, active, mode, hand
     for i in range(last_step.shape[0]):
         if not active[i]:
             continue
-        if last_step[i, S_HAND_OVER] == 1:
-            winner = last_hand[i, R_WINNER]
+        if last_step[i, col.S_HAND_OVER] == 1:
+            winner = last_hand[i, col.R_WINNER]
             if winner >= 0:
                 sign = 1.0 if winner == seats[i] else -1.0
                 if mode == REWARD_HAND:
-                    rewards[i] += sign * last_hand[i, R_POINTS] / POINTS_PER_REWARD
+                    rewards[i] += sign * last_hand[i, col.R_POINTS] / POINTS_PER_REWARD
                 elif mode == REWARD_GAME:
-                    rewards[i] += sign * count_bits(last_hand[i, R_CLOSED])
+                    rewards[i] += sign * count_bits(last_hand[i, col.R_CLOSED])
                 elif mode == REWARD_CHANCE:
                     match_sheet = (totals[i], entries[i], game_winner[i], game_net[i], hand_wins[i])
                     rewards[i] += CHANCE_PER_REWARD * chance_change(match_sheet, last_hand[i], seats[i], params)
             if hand_episodes:
                 ended[i] = True
-        if last_step[i, S_DONE_NOW] == 1:
+        if last_step[i, col.S_DONE_NOW] == 1:
             ended[i] = True
             if mode == REWARD_MATCH:
-                rewards[i] += 1.0 if match[i, M_WINNER] == seats[i] else -1.0
+                rewards[i] += 1.0 if match[i, col.M_WINNER] == seats[i] else -1.0
 
 
 @njit
@@ -144,7 +136,12 @@ def opponent_turns(match, seats, active, ended, need) -> int:
     """need[i]: match i is active, its episode goes on and the opponent (not seats[i]) is to act."""
     count = 0
     for i in range(match.shape[0]):
-        need[i] = active[i] and not ended[i] and match[i, M_PHASE] != PHASE_OVER and match[i, M_PLAYER] != seats[i]
+        need[i] = (
+            active[i]
+            and not ended[i]
+            and match[i, col.M_PHASE] != col.PHASE_OVER
+            and match[i, col.M_PLAYER] != seats[i]
+        )
         count += need[i]
     return count
 

@@ -8,14 +8,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.engine import Engine, as_action
+from hollywood_gin_env.display.render import render_match
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.game import snapshot_of
+from hollywood_gin_env.envs.learner import LearnerTable, deal_options
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import LearnerTable, deal_options
-from hollywood_gin_env.game import snapshot_of
-from hollywood_gin_env.render import render_match
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.sampling import draw_root_seed, match_seeds
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_action
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
 
 
 class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -33,13 +33,13 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     `Discrete(107)`: `0` draw from the stock; `1` take the face-up card (the upcard during the offer,
     the top of the discard pile afterwards); `2` pass (the upcard offer only); `3 + c` discard card
     `c`; `55 + c` knock, discarding card `c` (a knock leaving 0 deadwood is gin). Cards are ids
-    `suit * 13 + rank` (hollywood_gin_env.cards). Only the actions of `action_mask` are legal.
+    `suit * 13 + rank` (hollywood_gin_env.rules.cards). Only the actions of `action_mask` are legal.
 
     ## Observation Space
     `Dict({"observation": Box(0, high, (567,), float32), "action_mask": Box(0, 1, (107,), int8)})`,
     from the learner's view only: its hand, the face-up card and the pile, the opponent's cards seen
     (taken from the pile), discarded or declined, the unseen cards, deadwood features, the phase and
-    the Hollywood score sheet. `hollywood_gin_env.observation.OBS_LAYOUT` gives every block's offset.
+    the Hollywood score sheet. `hollywood_gin_env.engine.observation.OBS_LAYOUT` gives every block's offset.
     The mask is also `info["action_mask"]` and `action_masks()` (the sb3-contrib convention).
 
     ## Starting State
@@ -54,7 +54,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     - `reward="game"`: +1 / -1 for each Hollywood game (G1, G2, G3) closed by the learner / opponent.
     - `reward="match"`: +1 / -1 at the end of the match for the series winner / loser.
     - `reward="chance"`: for each hand scored, 2 x the change it made in the learner's chance to win the
-      match (`hollywood_gin_env.win_chance`); a match's rewards add up to 2 x (result - chance at the start).
+      match (`hollywood_gin_env.rules.win_chance`); a match's rewards add up to 2 x (result - chance at the start).
     A hand the opponent ends before the learner's first decision of an episode (a first-turn knock)
     is scored in the learner's next step.
     Illegal action (an integer id outside the mask, 107 and -1 included): the episode ends and the reward
@@ -169,7 +169,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self.render_mode == "ansi":
             return self.render_text()
         if self.render_mode == "rgb_array":
-            from hollywood_gin_env.picture import draw_table  # Pillow loads only when a picture is drawn
+            from hollywood_gin_env.display.picture import draw_table  # Pillow loads only when a picture is drawn
 
             return draw_table(snapshot_of(self._table.engine, 0), int(self._table.seats[0]))
         return None

@@ -12,16 +12,17 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from hollywood_gin_env.engine import Engine, as_actions, as_players, illegal_action_message
+from hollywood_gin_env.engine import columns as col
+from hollywood_gin_env.engine.batched import Engine, as_players
+from hollywood_gin_env.engine.handstats import ended_hands
+from hollywood_gin_env.engine.observation import OBS_SIZE, encode_rows
+from hollywood_gin_env.engine.state_check import check_counters, check_engine_state
 from hollywood_gin_env.envs import batch
+from hollywood_gin_env.envs.learner import deal_options
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import deal_options
-from hollywood_gin_env.handstats import ended_hands
-from hollywood_gin_env.observation import OBS_SIZE, encode_rows
-from hollywood_gin_env.rules import Rules, check_choice
-from hollywood_gin_env.sampling import draw_root_seed, match_seeds
-from hollywood_gin_env.state import M_WINNER, NUM_ACTIONS
-from hollywood_gin_env.state_check import check_counters, check_engine_state
+from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions, illegal_action_message
+from hollywood_gin_env.rules.options import Rules, check_choice
+from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
 
 
 class SelfPlayVectorEnv:
@@ -57,12 +58,12 @@ class SelfPlayVectorEnv:
     the hand that the step ended, if any (a match's last hand included): `hand_over` bool[N], `hand_kind`
     int64[N] (scoring.KIND_*, -1 where no hand ended), `hand_knocker` and `hand_winner` int64[N] (-1: none,
     as in a dead hand), `hand_points` int64[N] (what the winner scored) and `hand_turns` int64[N] (its draws).
-    `hollywood_gin_env.handstats` turns these into the rates the trainer and the evaluator report.
+    `hollywood_gin_env.engine.handstats` turns these into the rates the trainer and the evaluator report.
     `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
 
     ## Threads
     `num_threads` (default: the CPUs this process may use; 1..1024) runs the engine and the encoder over
-    slices of the matches on that many threads (hollywood_gin_env/threads.py); `threads` is that pool, for
+    slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` is that pool, for
     the caller's own per-match kernels. Every thread count gives the same steps.
 
     ## Engine
@@ -139,7 +140,7 @@ class SelfPlayVectorEnv:
             "acting_player": acting,
             "decision_step": self._decision_step.copy(),
             "step": self._step,
-            "match_winner": np.where(done_now, s.match[:, M_WINNER], -1),
+            "match_winner": np.where(done_now, s.match[:, col.M_WINNER], -1),
             **ended_hands(s),
         }
         if terminations.any():

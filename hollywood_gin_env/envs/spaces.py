@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from hollywood_gin_env.engine.observation import OBS_SIZE, observation_high
 from hollywood_gin_env.envs.batch import CHANCE_PER_REWARD, POINTS_PER_REWARD
-from hollywood_gin_env.observation import OBS_SIZE, observation_high
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.state import (
-    NUM_ACTIONS,
-)
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.options import Rules
 
 #: More than any hand's deadwood difference (a hand scores at most a bonus plus this).
 MAX_DEADWOOD_GAP = 100

@@ -9,14 +9,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from hollywood_gin_env.engine import Engine
+from hollywood_gin_env.display.render import render_match
+from hollywood_gin_env.engine.batched import Engine
+from hollywood_gin_env.engine.game import snapshot_of
+from hollywood_gin_env.envs.learner import LearnerTable, deal_options
 from hollywood_gin_env.envs.spaces import observation_space
-from hollywood_gin_env.envs.table import LearnerTable, deal_options
-from hollywood_gin_env.game import snapshot_of
-from hollywood_gin_env.render import render_match
-from hollywood_gin_env.rules import Rules
-from hollywood_gin_env.sampling import draw_root_seed, match_seeds
-from hollywood_gin_env.state import NUM_ACTIONS
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
 
 
 class HollywoodGinVectorEnv(VectorEnv):
@@ -43,7 +43,7 @@ class HollywoodGinVectorEnv(VectorEnv):
     ## Threads
     `num_threads` (default: the CPUs this process may use, `os.sched_getaffinity`; 1..1024) runs the
     engine, the encoder and an opponent given by name over slices of the matches on that many threads of
-    this process (hollywood_gin_env/threads.py). Each match keeps its own random streams, so every thread
+    this process (hollywood_gin_env/engine/threads.py). Each match keeps its own random streams, so every thread
     count gives the same observations, rewards and actions.
 
     ## Information

@@ -1,0 +1,175 @@
+"""One match between a human and a bot, as both front ends (the terminal's `play.py`, the web page) drive it.
+
+`Session` owns the match (`Game`), the human's seat, the opponent agent and the save file: the human's moves go in
+through `play(action)` (checked: the human's turn, a legal action), the bot's through `bot_move()` (reseeded per
+decision, so a resumed match plays on exactly as an unbroken one), and every move is saved at once, atomically,
+in the one save format (`save_match` / `load_match`). A front end only shows the match and turns input into
+actions. A hand's end can be held (`advance(hold_hand_end=True)`) so a page shows it before the bot plays on.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.engine.game import Game
+from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
+from hollywood_gin_env.support.atomic import atomic_write_text
+from hollywood_gin_env.support.userfiles import read_user_file
+
+FILE_FORMAT = "hollywood-gin-match"
+FILE_VERSION = 1
+MAX_FILE_BYTES = 16 * 2**20  # a long match's log is well under 1 MB; refuse more before reading it
+
+
+class SessionError(ValueError):
+    """A move the session refuses (not the human's turn, illegal, nothing to continue); the match is unchanged."""
+
+
+def save_match(path: str, game: Game, human: int, opponent: str) -> None:
+    """Write the match (its engine event log, the human's seat, the opponent) to path atomically."""
+    data = {
+        "format": FILE_FORMAT,
+        "version": FILE_VERSION,
+        "human_seat": human,
+        "opponent": opponent,
+        "events": game.events,
+    }
+    atomic_write_text(path, json.dumps(data))
+
+
+def _read_json(path: str) -> Any:
+    try:  # a regular file only, read at most MAX_FILE_BYTES (/dev/zero never ends, a FIFO would wait)
+        return json.loads(read_user_file(path, MAX_FILE_BYTES, "saved match").decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path} is not a saved match: its JSON is nested too deeply") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read the saved match {path}: {error}") from None
+
+
+def _field(data: dict, key: str, allowed: tuple, path: str) -> Any:
+    """data[key] if it is one of `allowed` (compared by type too, so True is not 1); ValueError naming it else."""
+    value = data.get(key)
+    if not any(type(value) is type(a) and value == a for a in allowed):
+        raise ValueError(
+            f"{path}: {key} {value!r} is not allowed: this program reads {key} {' or '.join(repr(a) for a in allowed)}"
+        )
+    return value
+
+
+def load_match(path: str) -> tuple[Game, int, str]:
+    """(game replayed from its event log, human seat, opponent spec) of a saved match; ValueError if it is not one."""
+    data = _read_json(path)
+    if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
+        raise ValueError(f"{path} is not a match saved by play.py (expected format {FILE_FORMAT!r})")
+    _field(data, "version", (FILE_VERSION,), path)
+    human = _field(data, "human_seat", (0, 1), path)
+    opponent = data.get("opponent", "expert")
+    if not isinstance(opponent, str):
+        raise ValueError(f"{path}: opponent {opponent!r} is not allowed: use a string such as 'expert'")
+    try:
+        game = Game.replay(data.get("events"))
+    except (KeyError, TypeError, ValueError, RecursionError) as error:  # a hand-edited or damaged log
+        raise ValueError(f"{path} holds no replayable match: {str(error)[:300]}") from None
+    return game, human, opponent
+
+
+class Session:
+    """One match between the human at seat `human` and the agent `opponent` names, saved to `save_path` if given.
+
+    With hold_hand_ends (the web page), a hand that ends before the match does is held: nothing more is played
+    until `continue_play()`, so the page shows the hand's end before the bot opens the next one.
+    """
+
+    def __init__(
+        self, game: Game, human: int, opponent: str, save_path: str | None = None, hold_hand_ends: bool = False
+    ) -> None:
+        if type(human) is not int or human not in (0, 1):
+            raise ValueError(f"human={human!r} is not allowed: use seat 0 or 1")
+        self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
+        self.hold_hand_ends = hold_hand_ends
+        self.agent = load_agent(opponent)
+        self.names = ("You", "Bot") if human == 0 else ("Bot", "You")
+        self.held_hand_end: int | None = None  # index of the held "hand_result" event
+        self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
+
+    @property
+    def opponent_label(self) -> str:
+        """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
+        return agent_label(getattr(self.agent, "name", self.opponent))
+
+    @property
+    def humans_turn(self) -> bool:
+        """True when the human is to act and no hand's end is held."""
+        return not self.game.done and self.held_hand_end is None and self.game.current_player == self.human
+
+    def save(self) -> bool:
+        """Save the match if there is a save file; False (the reason in `save_error`) if that failed."""
+        self.save_error = None
+        if self.save_path:
+            try:
+                save_match(self.save_path, self.game, self.human, self.opponent)
+            except OSError as error:
+                self.save_error = f"Could not save the match to {self.save_path}: {error}"
+        return self.save_error is None
+
+    def not_your_turn(self) -> str:
+        """Why the human may not move now."""
+        if self.game.done:
+            return "The match is over: nothing more can be played; start a new match."
+        if self.held_hand_end is not None:
+            return "The hand is over: continue to the next hand first."
+        return f"It is not your turn: the other player is to act ({self.game.phase.replace('_', ' ')})."
+
+    def play(self, action: int) -> None:
+        """Apply the human's action and save; SessionError (match unchanged) if it is not the human's to make."""
+        if not self.humans_turn:
+            raise SessionError(self.not_your_turn())
+        try:
+            self._step(action)
+        except ValueError as error:  # the engine's message names the action and the legal ones; nothing changed
+            raise SessionError(str(error)) from None
+
+    def bot_move(self) -> None:
+        """The bot's action, reseeded per decision so a resumed match plays on exactly as an unbroken one."""
+        if self.game.done or self.game.current_player == self.human or self.held_hand_end is not None:
+            raise SessionError("It is not the bot's turn.")
+        if hasattr(self.agent, "reset"):
+            self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
+        self._step(agent_choice(self.agent, self.game, 1 - self.human))
+
+    def _step(self, action: int) -> None:
+        events = self.game.events
+        before = len(events)
+        self.game.step(action)
+        ended = [i for i in range(before, len(events)) if events[i]["type"] == "hand_result"]
+        if self.hold_hand_ends and ended and not self.game.done:
+            self.held_hand_end = ended[-1]
+        self.save()  # after every move, so a crash loses nothing
+
+    def advance(self) -> None:
+        """Let the bot play until the human is to act, a hand's end is held or the match is over."""
+        while not self.game.done and self.held_hand_end is None and self.game.current_player != self.human:
+            self.bot_move()
+
+    def continue_play(self) -> None:
+        """Go on after a held hand's end: the bot plays if it opens the next hand."""
+        if self.held_hand_end is None:
+            raise SessionError("There is no finished hand to continue from: play your move.")
+        self.held_hand_end = None
+        self.advance()
+
+    def hint(self) -> list[str]:
+        """What the bot would do in the human's seat and the deadwood each choice leaves (the terminal's `hint`)."""
+        if not self.humans_turn:
+            raise SessionError(self.not_your_turn())
+        return hint_lines(self.game, self.human, self.agent)
+
+
+def choose_seat(seat: str, seed: int) -> int:
+    """The human's seat for `--seat`: "0", "1", or "random" (drawn from the match seed, so a seed fixes it too)."""
+    if seat not in ("0", "1", "random"):
+        raise ValueError(f"seat={seat!r} is not allowed: use '0', '1' or 'random'")
+    return random.Random(seed).randrange(2) if seat == "random" else int(seat)
