@@ -19,7 +19,7 @@ from torch import nn
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
-from hollywood_gin_env.engine.threads import pool
+from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_trainer.config import SelfPlayConfig
 
 SELF, GREEDY, EXPERT = -1, 0, 1
@@ -47,7 +47,9 @@ class OpponentPool:
         self.config = config
         self.policy_config = policy_config  # checked once, by the run
         self.device = device
-        self.threads = pool(num_threads)  # the heuristics' and the snapshots' lookahead kernels (train.env_threads)
+        self.threads = kernel_threads(
+            num_threads
+        )  # the heuristics' and the snapshots' lookahead kernels (train.env_threads)
         count = self.threads.num_threads
         self.heuristics = {
             GREEDY: load_agent("greedy", num_threads=count),

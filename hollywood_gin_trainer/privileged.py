@@ -24,7 +24,7 @@ from hollywood_gin_env.engine.batched import Engine, overflow_ok
 from hollywood_gin_env.engine.kernels import step_match
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_match
 from hollywood_gin_env.engine.state import EngineState, named
-from hollywood_gin_env.engine.threads import KernelThreads, pool, sliced
+from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads, sliced
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.rules.melds import min_deadwood_mask
@@ -102,7 +102,7 @@ def privileged_view(
             players[lo:hi], kinds[lo:hi], deal[lo:hi], hands[lo:hi], deck[lo:hi], match[lo:hi], stock_cards, out[lo:hi]
         )
 
-    (pool() if threads is None else threads).run(out.shape[0], work, VIEW_GRAIN)
+    (kernel_threads() if threads is None else threads).run(out.shape[0], work, VIEW_GRAIN)
     return out
 
 

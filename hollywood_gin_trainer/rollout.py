@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from hollywood_gin_env.engine.threads import KernelThreads, pool
+from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads
 from hollywood_gin_trainer.privileged import privileged_view_size
 
 #: Fewest matches (columns) a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
@@ -21,7 +21,7 @@ ROLLOUT_GRAIN = 256
 
 class RolloutStorage:
     """Preallocated numpy buffers of one rollout; its kernels run over slices of the matches on `threads` (default:
-    the process's pool for its CPUs), with the same results for every count."""
+    the process's shared threads for its CPUs), with the same results for every count."""
 
     def __init__(
         self,
@@ -32,7 +32,7 @@ class RolloutStorage:
         stock_cards: int = 1,
         threads: KernelThreads | None = None,
     ) -> None:
-        self.threads = pool() if threads is None else threads
+        self.threads = kernel_threads() if threads is None else threads
         shape = (steps, num_envs)
         self.steps, self.num_envs = steps, num_envs
         self.obs = np.zeros((*shape, obs_size), dtype=np.float32)

@@ -1,5 +1,5 @@
 """Typed commands can never crash either front end: random commands (command words, cards, both, garbage) over real
-positions reached by random play, through the terminal's command path (`commands.parse_command` and `play.Table`) and
+positions reached by random play, through the terminal's command path (`commands.parse_command` and `play.Terminal`) and
 the web API's `/command` endpoint. The only refusal is the parser's `CommandError` (a 4xx on the web), and a refused
 command leaves the match as it was."""
 
@@ -86,10 +86,10 @@ def test_take_naming_a_card_with_an_empty_pile_is_refused_in_both_front_ends():
 
 
 def fuzz_terminal(seed: int, positions: int, commands: int) -> int:
-    """Random commands at random positions through the parser and the terminal's `Table.command`; how many ran."""
+    """Random commands at random positions through the parser and the terminal's `Terminal.command`; how many ran."""
     rng, ran = random.Random(seed), 0
     for game in random_positions(seed, positions):
-        player, table = game.current_player, None
+        player, terminal = game.current_player, None
         for _ in range(commands):
             text = random_command(rng)
             before = snapshot(game)
@@ -97,9 +97,11 @@ def fuzz_terminal(seed: int, positions: int, commands: int) -> int:
                 parse_command(text, game, player)
             except CommandError:
                 assert snapshot(game) == before, text
-            if table is None or len(table.game.events) != len(game.events):  # a fresh copy after a played move
-                table = play.Table(Session(Game.replay(game.events), player, "greedy"), Console(file=io.StringIO()))
-            table.command(text)  # prints a refusal; plays a legal move
+            if terminal is None or len(terminal.game.events) != len(game.events):  # a fresh copy after a played move
+                terminal = play.Terminal(
+                    Session(Game.replay(game.events), player, "greedy"), Console(file=io.StringIO())
+                )
+            terminal.command(text)  # prints a refusal; plays a legal move
             ran += 1
     return ran
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.display.render import phase_words, sheet_text, table
+from hollywood_gin_env.display.render import phase_words, position_text, sheet_text
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.hints import hint_lines
@@ -79,7 +79,7 @@ def test_the_discard_prompt_names_a_card_the_player_may_discard():
     game, human = e1_game()
     game.step(ACTION_TAKE)
     legal = game.legal_actions()
-    words = phase_words(game.snapshot(), human)
+    words = phase_words(game.position(), human)
     examples = re.findall(r"e\.g\. (\w\w)", words) + re.findall(r"knock (\w\w)\)", words)
     assert len(examples) == 2, words
     discard, knock = (parse_cards(e)[0] for e in examples)
@@ -91,7 +91,7 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
     game, _ = e1_game()
     for viewer in (0, 1):
         names = ("You", "Bot") if viewer == 0 else ("Bot", "You")
-        for text in (table(game.snapshot(), viewer, names), sheet_text(game.snapshot(), names, viewer)):
+        for text in (position_text(game.position(), viewer, names), sheet_text(game.position(), names, viewer)):
             rows = [line for line in text.plain.splitlines() if line.startswith("G1:")]
             assert len(rows) == 1 and rows[0].index("You") < rows[0].index("Bot"), rows
 

@@ -11,7 +11,7 @@ import re
 import pytest
 from rich.console import Console
 
-from hollywood_gin_env.display.render import phase_words, table
+from hollywood_gin_env.display.render import phase_words, position_text
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.commands import HELP, CommandError, legal_summary, parse_command
@@ -45,7 +45,7 @@ def test_every_example_card_is_one_a_player_would_discard():
     assert legal[0] in melded  # the old example
     with pytest.raises(CommandError) as missing:
         parse_command("discard", game, player)
-    texts = [phase_words(game.snapshot(), player), legal_summary(game), str(missing.value)]
+    texts = [phase_words(game.position(), player), legal_summary(game), str(missing.value)]
     for text in texts:
         examples = re.findall(r"(?:e\.g\.|knock|discard) (\w\w)\b", text.replace("discard one", ""))
         assert examples and all(e.upper() in {"9D", "2C"} for e in examples), text
@@ -68,7 +68,9 @@ def test_help_lines_fit_100_columns():
 def test_legal_now_lists_cards_in_the_order_the_hand_is_shown():
     """Legal now listed the cards by suit (8S JS QS KS 3H ...), not as the table shows the hand."""
     game, player = e1_after_the_take()
-    shown = next(line for line in table(game.snapshot(), player).plain.splitlines() if line.startswith("Your hand:"))
+    shown = next(
+        line for line in position_text(game.position(), player).plain.splitlines() if line.startswith("Your hand:")
+    )
     order = re.findall(r"\b[A2-9TJQK][SHDC]\b", shown)
     listed = re.search(r"discard one of ([\w ]+) \(e\.g\.", legal_summary(game)).group(1).split()
     assert listed == [c for c in order if c != "2C"], (listed, order)  # 2C was taken this turn: not discardable
@@ -80,7 +82,7 @@ def test_a_hands_result_waits_for_enter_before_the_next_deal():
     out, asked = io.StringIO(), []
     console = Console(file=out, width=120)
     console.input = lambda prompt="": asked.append((prompt, out.getvalue())) or ""
-    terminal = play.Table(Session(game, game.current_player, "greedy"), console)
+    terminal = play.Terminal(Session(game, game.current_player, "greedy"), console)
     terminal.command("t")
     terminal.command("knock 9d")
     terminal.news()

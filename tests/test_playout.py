@@ -50,7 +50,7 @@ def test_the_compiled_playout_scores_what_expert_scores_in_the_env(steps):
     """From a deal, a few decisions in and deep into hands, every match's score equals the public env's when
     `expert` plays it out, and the engine's matches are left as they were."""
     env, state = _positions(steps)
-    scores = expert_deal_scores(env.engine, np.arange(MATCHES), DEFAULT_WEIGHTS, threads.pool(1))
+    scores = expert_deal_scores(env.engine, np.arange(MATCHES), DEFAULT_WEIGHTS, threads.kernel_threads(1))
     after = env.state_dict()["engine"]
     assert all(np.array_equal(state["engine"][name], array) for name, array in after.items())
     assert np.array_equal(scores, _expert_plays_the_hands_out(state))
@@ -62,8 +62,10 @@ def test_the_compiled_playout_is_the_same_on_every_thread_count_and_for_any_rows
     of the rows scores what those rows score in the whole batch."""
     env, _ = _positions(5)
     rows = np.arange(MATCHES)
-    results = [expert_deal_scores(env.engine, rows, DEFAULT_WEIGHTS, threads.pool(k)) for k in (1, 2, 3, 5)]
+    results = [expert_deal_scores(env.engine, rows, DEFAULT_WEIGHTS, threads.kernel_threads(k)) for k in (1, 2, 3, 5)]
     for values in results[1:]:
         assert np.array_equal(values, results[0])
     some = np.array([3, 17, 40])
-    assert np.array_equal(expert_deal_scores(env.engine, some, DEFAULT_WEIGHTS, threads.pool(2)), results[0][some])
+    assert np.array_equal(
+        expert_deal_scores(env.engine, some, DEFAULT_WEIGHTS, threads.kernel_threads(2)), results[0][some]
+    )

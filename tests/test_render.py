@@ -11,7 +11,7 @@ import pytest
 from hollywood_gin_env.display.render import render, render_match
 from hollywood_gin_env.display.words import hand_end_lines, hand_events
 from hollywood_gin_env.engine.batched import Engine
-from hollywood_gin_env.engine.game import Game, snapshot_of
+from hollywood_gin_env.engine.game import Game, position_of
 from hollywood_gin_env.rules.actions import ACTION_PASS, ACTION_TAKE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name, parse_card, parse_cards
 from hollywood_gin_env.rules.options import Rules
@@ -60,7 +60,7 @@ def test_a_viewer_never_sees_a_card_it_may_not_know(seed):
     for game in random_positions(seed, 250):
         for viewer in (0, 1):
             allowed = seen_by(game, viewer)
-            text = re.sub(r"\x1b\[[0-9;]*m", "", render(game.snapshot(), viewer, color=checked % 4 == 0))
+            text = re.sub(r"\x1b\[[0-9;]*m", "", render(game.position(), viewer, color=checked % 4 == 0))
             named = set(CARD.findall(text))
             assert named <= allowed, f"viewer {viewer} sees {named - allowed}:\n{text}"
             assert {card_name(c) for c in game.hand(viewer)} <= named
@@ -72,7 +72,7 @@ def test_without_a_viewer_everything_is_shown():
     """viewer=None (debugging): both hands, the whole pile and the stock order, top first."""
     game = Game(Rules(), seed=11)
     game.step(ACTION_PASS)
-    text = render(game.snapshot())
+    text = render(game.position())
     shown = set(CARD.findall(text))
     stock_line = next(line for line in text.splitlines() if line.startswith("Stock (top first)"))
     assert {card_name(c) for c in game.hand(0) + game.hand(1) + game.discard_pile} <= shown
@@ -86,15 +86,15 @@ def test_viewer_sees_opponent_pile_cards_and_stock_draws_unnamed():
     game = Game(Rules(), seed=0, deck=deck(nd, dl, "QS", stock="7C"), first_dealer=0)  # player 1 is the non-dealer
     game.step(ACTION_TAKE)  # the non-dealer takes QS
     game.step(3 + parse_card("KC"))
-    text = render(game.snapshot(), viewer=0, names=("You", "Bot"))
+    text = render(game.position(), viewer=0, names=("You", "Bot"))
     assert "Bot took QS from the pile and discarded KC." in text and "holds QS (taken from the pile)" in text
     game.step(0)  # the dealer (player 0) draws 7C from the stock
     game.step(3 + parse_card("7C"))
     game.step(0)  # player 1 draws from the stock: player 0 must not learn the card
     drawn = game.events[-1]["card"]
-    text = render(game.snapshot(), viewer=0, names=("You", "Bot"))
+    text = render(game.position(), viewer=0, names=("You", "Bot"))
     assert "You drew 7C from the stock and discarded 7C." in text and "Bot drew from the stock." in text
-    assert card_name(drawn) not in text and card_name(drawn) in render(game.snapshot(), viewer=1)
+    assert card_name(drawn) not in text and card_name(drawn) in render(game.position(), viewer=1)
 
 
 def knock_hand(knocker: str, defender: str, upcard: str, knock_card: str, rules: Rules | None = None) -> Game:
@@ -144,7 +144,7 @@ def test_dead_hand_game_close_and_match_end_are_told():
     texts = [end_text_at(game, i) for i, e in enumerate(game.events) if e["type"] == "hand_result"]
     assert any("discarded" in t and "\nDead hand: the stock is down to 2 cards. Nobody scores." in t for t in texts)
     assert sum("closes:" in t for t in texts) == 3 and f"Match over: P{game.winner} wins the series" in texts[-1]
-    assert f"Match over: P{game.winner} wins the series" in render(game.snapshot())
+    assert f"Match over: P{game.winner} wins the series" in render(game.position())
 
 
 def end_text_at(game: Game, index: int) -> str:
@@ -152,9 +152,9 @@ def end_text_at(game: Game, index: int) -> str:
 
 
 def test_a_snapshot_is_the_game_at_that_moment():
-    """Game.snapshot() holds what the game's accessors return; later moves change neither it nor its text."""
+    """Game.position() holds what the game's accessors return; later moves change neither it nor its text."""
     game = Game(Rules(), seed=5)
-    snap = game.snapshot()
+    snap = game.position()
     assert snap.hands == (game.hand(0), game.hand(1)) and snap.hand(1) == game.hand(1)
     assert (snap.discard_pile, snap.stock_size, snap.phase) == (game.discard_pile, game.stock_size, game.phase)
     assert (snap.legal_actions, snap.current_player, snap.dealer) == (
@@ -177,8 +177,8 @@ def test_envs_render_through_the_same_renderer():
     engine.new_matches(seeds=np.array([7, 3], dtype=np.uint64))
     game, view = Game(Rules(), seed=3), Game.view_of(engine, 1)  # the same seed deals the same cards
     assert view.hand(0) == game.hand(0) and view.discard_pile == game.discard_pile and view.events == []
-    text = render_match(snapshot_of(engine, 1), learner_seat=1)
+    text = render_match(position_of(engine, 1), learner_seat=1)
     assert "P1 (learner): " in text and text.startswith("Hand 1")
     assert {card_name(c) for c in game.hand(0) + game.hand(1)} <= set(CARD.findall(text))
     with pytest.raises(ValueError, match="viewer=2 is not allowed"):
-        render(game.snapshot(), viewer=2)
+        render(game.position(), viewer=2)

@@ -19,10 +19,10 @@ from hollywood_gin_env.display.picture import (
     SHEET_X,
     TOP_HAND_Y,
     WIDTH,
-    draw_table,
+    draw_position,
     hand_layout,
 )
-from hollywood_gin_env.engine.game import Game, snapshot_of
+from hollywood_gin_env.engine.game import Game, position_of
 from hollywood_gin_env.rules.cards import parse_cards
 
 # RULES.md R3: the non-dealer (P1 here) gets deck[0], deck[2], ..., the dealer deck[1], deck[3], ...
@@ -52,10 +52,10 @@ def test_frame_shape_and_content():
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape == (HEIGHT, WIDTH, 3) == (540, 960, 3)
     assert frame.dtype == np.uint8
-    np.testing.assert_array_equal(frame, draw_table(snapshot_of(env.unwrapped.engine, 0), learner_seat=0))
+    np.testing.assert_array_equal(frame, draw_position(position_of(env.unwrapped.engine, 0), learner_seat=0))
 
     game = Game(deck=fixed_deck(), first_dealer=0, seed=0)
-    frame = draw_table(game.snapshot(), learner_seat=0)
+    frame = draw_position(game.position(), learner_seat=0)
     for p, y, dealt in ((0, TOP_HAND_Y, P0_HAND), (1, BOTTOM_HAND_Y, P1_HAND)):
         placed, melds, deadwood = hand_layout(game.hand(p))
         assert sorted(card for card, _ in placed) == sorted(dealt)
@@ -70,12 +70,12 @@ def test_frame_shape_and_content():
     assert _is(frame[170:190, 20:700].reshape(-1, 3).astype(int), FELT).all()  # felt between the rows
 
     played, rng = Game(seed=1), np.random.default_rng(1)
-    before = draw_table(played.snapshot())
+    before = draw_position(played.position())
     while played.last_result is None or played.last_result["kind"] == "dead":  # play until a hand is scored
         legal = played.legal_actions()
         knocks = [a for a in legal if a >= 55]
         played.step(knocks[0] if knocks else int(rng.choice(legal)))
-    after = draw_table(played.snapshot())
+    after = draw_position(played.position())
     assert (after[:, SHEET_X:] != before[:, SHEET_X:]).any()
 
 
@@ -84,7 +84,7 @@ def test_render_modes_and_errors():
         gym.make("HollywoodGin-v1", render_mode="rgb")  # gymnasium warns, then the env refuses
     assert "rgb_array" in gym.spec("HollywoodGin-v1").make().metadata["render_modes"]
     with pytest.raises(ValueError, match="learner_seat=2"):
-        draw_table(Game(seed=0).snapshot(), learner_seat=2)
+        draw_position(Game(seed=0).position(), learner_seat=2)
 
 
 def test_make_vec_env_and_maskable_ppo_train_a_few_hundred_steps():

@@ -1,4 +1,4 @@
-"""The kernel thread pool (hollywood_gin_env/engine/threads.py): the knob's checks, the split, errors and Ctrl-C, and
+"""The kernel threads (hollywood_gin_env/engine/threads.py): the knob's checks, the split, errors and Ctrl-C, and
 that every thread count gives bit-identical envs, heuristics, lookahead inputs and evaluations."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def test_slices_cover_every_row_once_and_differ_by_at_most_one():
 
 def test_run_returns_each_slices_result_in_order_on_several_threads():
     """Slices run on distinct threads (the caller's first) and come back in slice order; small batches stay whole."""
-    pool = threads.KernelThreads(3)
+    runner = threads.KernelThreads(3)
     seen = []
 
     def work(lo, hi):
@@ -104,27 +104,27 @@ def test_run_returns_each_slices_result_in_order_on_several_threads():
         return (lo, hi)
 
     try:
-        assert pool.run(10, work) == [(0, 4), (4, 7), (7, 10)]
+        assert runner.run(10, work) == [(0, 4), (4, 7), (7, 10)]
         assert len(set(seen)) == 3 and threading.current_thread().name in seen
-        assert pool.run(10, work, grain=8) == [(0, 10)]  # fewer rows than two grains: one slice
-        assert pool.run(0, work) == []
+        assert runner.run(10, work, grain=8) == [(0, 10)]  # fewer rows than two grains: one slice
+        assert runner.run(0, work) == []
     finally:
-        pool.close()
+        runner.close()
 
 
-def test_a_run_inside_a_slice_runs_inline_instead_of_waiting_on_its_own_pool():
-    """A kernel that calls a threaded kernel (a play-out calling an agent) must not deadlock the pool."""
-    pool = threads.KernelThreads(2)
+def test_a_run_inside_a_slice_runs_inline_instead_of_waiting_on_its_own_threads():
+    """A kernel that calls a threaded kernel (a play-out calling an agent) must not deadlock the threads."""
+    runner = threads.KernelThreads(2)
     try:
-        inner = pool.run(4, lambda lo, hi: pool.run(hi - lo, lambda a, b: (a, b)))
+        inner = runner.run(4, lambda lo, hi: runner.run(hi - lo, lambda a, b: (a, b)))
         assert inner == [[(0, 2)], [(0, 2)]]
     finally:
-        pool.close()
+        runner.close()
 
 
-def test_an_exception_in_one_slice_reaches_the_caller_after_every_slice_is_done_and_the_pool_still_works():
+def test_an_exception_in_one_slice_reaches_the_caller_after_every_slice_is_done_and_the_threads_still_work():
     """A failing slice raises in the caller once the other slices have returned; the next run works as before."""
-    pool = threads.KernelThreads(3)
+    runner = threads.KernelThreads(3)
     finished = []
 
     def work(lo, hi):
@@ -136,24 +136,24 @@ def test_an_exception_in_one_slice_reaches_the_caller_after_every_slice_is_done_
 
     try:
         with pytest.raises(ZeroDivisionError, match="slice 4..7"):
-            pool.run(10, work)
+            runner.run(10, work)
         assert sorted(finished) == [0, 7]  # nothing was still running when the caller saw the error
-        assert pool.run(10, lambda lo, hi: hi - lo) == [4, 3, 3]
+        assert runner.run(10, lambda lo, hi: hi - lo) == [4, 3, 3]
     finally:
-        pool.close()
+        runner.close()
 
 
-def test_close_stops_the_pools_threads_and_a_closed_pool_refuses_work():
-    """No thread outlives close(); the shared pools close with threads.shutdown() and restart on demand."""
-    pool = threads.KernelThreads(4)
-    pool.run(8, lambda lo, hi: time.sleep(0.01))
+def test_close_stops_the_threads_and_a_closed_kernel_threads_refuses_work():
+    """No thread outlives close(); the shared ones close with threads.shutdown() and restart on demand."""
+    runner = threads.KernelThreads(4)
+    runner.run(8, lambda lo, hi: time.sleep(0.01))
     assert threads.kernel_threads_alive()
-    pool.close()
+    runner.close()
     threads.shutdown()
     assert threads.kernel_threads_alive() == []
     with pytest.raises(RuntimeError, match="was closed"):
-        pool.run(8, lambda lo, hi: None)
-    assert threads.pool(2).run(4, lambda lo, hi: hi - lo) == [2, 2]
+        runner.run(8, lambda lo, hi: None)
+    assert threads.kernel_threads(2).run(4, lambda lo, hi: hi - lo) == [2, 2]
     threads.shutdown()
 
 
@@ -162,7 +162,7 @@ CTRL_C_CHILD = textwrap.dedent(
     import sys, time
     from hollywood_gin_env.engine import threads
 
-    pool = threads.KernelThreads(int(sys.argv[1]))
+    runner = threads.KernelThreads(int(sys.argv[1]))
     main_slice_s, other_slice_s = float(sys.argv[2]), float(sys.argv[3])
 
     def work(lo, hi):
@@ -171,7 +171,7 @@ CTRL_C_CHILD = textwrap.dedent(
         time.sleep(main_slice_s if lo == 0 else other_slice_s)
 
     try:
-        pool.run(8, work)
+        runner.run(8, work)
     except KeyboardInterrupt:
         print("interrupted; threads left:", len(threads.kernel_threads_alive()), flush=True)
         raise
@@ -186,7 +186,7 @@ CTRL_C_CHILD = textwrap.dedent(
 )
 def test_ctrl_c_while_slices_run_stops_the_process_without_a_hang(tmp_path, main_slice_s, other_slice_s):
     """SIGINT to a process inside `run` ends it with KeyboardInterrupt within seconds: the slices not started are
-    dropped, the running ones finish, and the pool's threads exit with the interpreter."""
+    dropped, the running ones finish, and the threads exit with the interpreter."""
     script = tmp_path / "child.py"
     script.write_text(CTRL_C_CHILD)
     child = subprocess.Popen(
@@ -213,8 +213,8 @@ CTRL_C_QUEUED_CHILD = textwrap.dedent(
     import threading, time
     from hollywood_gin_env.engine import threads
 
-    pool = threads.KernelThreads(2)  # the caller's thread and one worker
-    helper = threading.Thread(target=pool.run, args=(4, lambda lo, hi: time.sleep(2.0 if lo else 0.0)))
+    runner = threads.KernelThreads(2)  # the caller's thread and one worker
+    helper = threading.Thread(target=runner.run, args=(4, lambda lo, hi: time.sleep(2.0 if lo else 0.0)))
     helper.start()  # another caller (an evaluation beside the trainer): its slice holds the one worker for 2 s
     time.sleep(0.3)
     ran = []
@@ -227,7 +227,7 @@ CTRL_C_QUEUED_CHILD = textwrap.dedent(
             ran.append(lo)  # queued behind the helper's slice
 
     try:
-        pool.run(4, work)
+        runner.run(4, work)
     except KeyboardInterrupt:
         print("interrupted; queued slices that ran:", ran, flush=True)
         raise
@@ -320,11 +320,11 @@ def test_heuristic_actions_and_lookahead_inputs_are_identical_for_every_thread_c
     expected = {
         name: load_agent(name, seed=3, num_threads=1).act(obs, masks) for name in ("random", "greedy", "expert")
     }
-    planes = lookahead_planes(obs, threads.pool(1))
+    planes = lookahead_planes(obs, threads.kernel_threads(1))
     for k in COUNTS[1:]:
         for name, actions in expected.items():
             assert np.array_equal(load_agent(name, seed=3, num_threads=k).act(obs, masks), actions), (name, k)
-        assert np.array_equal(lookahead_planes(obs, threads.pool(k)), planes), k
+        assert np.array_equal(lookahead_planes(obs, threads.kernel_threads(k)), planes), k
     assert max(one_row_slices) == 3
 
 
@@ -366,7 +366,7 @@ def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch
     results = []
     for k in COUNTS:
         rng = np.random.default_rng(0)
-        storage = RolloutStorage(steps, n, 4, 107, threads=threads.pool(k))
+        storage = RolloutStorage(steps, n, 4, 107, threads=threads.kernel_threads(k))
         storage.clear(first_step=100)
         storage.valid[:] = rng.random((steps, n)) < 0.8
         storage.players[:] = rng.integers(0, 2, (steps, n))

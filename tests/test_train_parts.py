@@ -282,7 +282,7 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
     obs, infos = env.reset(seed=21)
     expert = load_agent("expert")
     before = env.state_dict()
-    scores = expert_deal_scores(env.engine, np.arange(40), DEFAULT_WEIGHTS, threads.pool(1))
+    scores = expert_deal_scores(env.engine, np.arange(40), DEFAULT_WEIGHTS, threads.kernel_threads(1))
     after = env.state_dict()
     assert all(np.array_equal(before["engine"][name], array) for name, array in after["engine"].items())
     played = np.full(40, np.nan)

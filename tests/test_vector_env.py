@@ -34,7 +34,7 @@ def test_make_vec_builds_the_batched_env():
     obs, infos = env.reset(seed=0)
     assert obs in env.observation_space and obs["observation"].shape == (8, OBS_SIZE)
     assert env.action_space.shape == (8,) and env.single_action_space.n == 107
-    assert infos["learner_seat"].shape == (8,) and env.unwrapped._table.mode == 2
+    assert infos["learner_seat"].shape == (8,) and env.unwrapped._matches.mode == 2
 
 
 CASES = [
@@ -132,13 +132,13 @@ def test_render_and_masks():
 @pytest.mark.parametrize("kwargs", [{"rules": SHORT}, {"rules": SHORT, "episode": "hand", "reward": "game"}])
 def test_builtin_opponent_kernel_plays_as_the_python_loop(kwargs):
     """The built-in opponent's turns run in one kernel call; a callable opponent drawing from the same
-    streams goes through the Python loop, and both tables must stay equal."""
+    streams goes through the Python loop, and both must stay equal."""
     from hollywood_gin_env.engine.batched import overflow_ok
     from hollywood_gin_env.engine.sampling import sample_legal_streams
-    from hollywood_gin_env.envs.learner import LearnerTable
+    from hollywood_gin_env.envs.learner import LearnerMatches
 
     n = 6
-    fast = LearnerTable(n, **kwargs)
+    fast = LearnerMatches(n, **kwargs)
 
     def same_draws(observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         out = np.full(n, -1, dtype=np.int64)
@@ -146,17 +146,17 @@ def test_builtin_opponent_kernel_plays_as_the_python_loop(kwargs):
             sample_legal_streams(slow.engine.legal_mask, slow._need, slow.rng, out)
         return out[slow._need]
 
-    slow = LearnerTable(n, opponent=same_draws, **kwargs)
+    slow = LearnerMatches(n, opponent=same_draws, **kwargs)
     everywhere, rng = np.ones(n, dtype=np.bool_), np.random.default_rng(0)
-    for table in (fast, slow):
-        table.reset(everywhere, seeds=np.arange(n, dtype=np.uint64))
+    for matches in (fast, slow):
+        matches.reset(everywhere, seeds=np.arange(n, dtype=np.uint64))
     for _ in range(300):
         actions = random_legal_batch(rng, fast.mask)
-        for table in (fast, slow):
-            table.step(actions)
+        for matches in (fast, slow):
+            matches.step(actions)
         for name in ("obs", "mask", "rewards", "ended", "illegal", "seats", "rng"):
             np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name), err_msg=name)
         if fast.ended.any():
-            for table in (fast, slow):
-                table.new_outputs()
-                table.reset(fast.ended.copy())
+            for matches in (fast, slow):
+                matches.new_outputs()
+                matches.reset(fast.ended.copy())

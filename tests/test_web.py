@@ -442,7 +442,7 @@ def test_a_match_started_in_the_browser_goes_on_in_the_terminal_and_back(tmp_pat
     assert play.load_match(path)[0].events == web_events
 
     session = play.first_session(play.parse_args(["--resume", path]), web=False)
-    terminal = play.Table(session, Console(file=io.StringIO(), width=200))
+    terminal = play.Terminal(session, Console(file=io.StringIO(), width=200))
     for _ in range(4):
         session.advance()
         assert terminal.command(terminal_command(session)) is True

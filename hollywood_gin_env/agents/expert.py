@@ -43,7 +43,7 @@ from hollywood_gin_env.agents._features import (
 )
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.engine import columns as col
-from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.engine.threads import kernel_threads, sliced
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask, pair_discard_deadwoods_mask
 from hollywood_gin_env.support.jit import njit
@@ -291,7 +291,7 @@ class ExpertAgent(Agent):
     name = "expert"
 
     def __init__(self, weights: np.ndarray | None = None, num_threads: int | None = None) -> None:
-        self.threads = pool(num_threads)
+        self.threads = kernel_threads(num_threads)
         self.weights = np.array(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
         if self.weights.shape != (NUM_WEIGHTS,):
             raise ValueError(f"weights must have shape ({NUM_WEIGHTS},), got {self.weights.shape}")

@@ -25,7 +25,7 @@ from hollywood_gin_env.agents._features import (
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.observation import O_HAND, O_OPP_TOOK
-from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.engine.threads import kernel_threads, sliced
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
 from hollywood_gin_env.support.jit import njit
@@ -93,7 +93,7 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def __init__(self, num_threads: int | None = None) -> None:
-        self.threads = pool(num_threads)
+        self.threads = kernel_threads(num_threads)
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         check_hand_sizes(observations)

@@ -33,7 +33,7 @@ from hollywood_gin_env.agents.expert import (
 )
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.observation import O_TAKE_EFFECT, OBS_SIZE
-from hollywood_gin_env.engine.threads import KernelThreads, pool
+from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.support.jit import njit
 
@@ -104,11 +104,11 @@ PLANES_GRAIN = 2
 
 def lookahead_planes(observations: np.ndarray, threads: KernelThreads | None = None) -> np.ndarray:
     """float32 (B, LOOKAHEAD_SIZE): the module docstring's inputs for each observation row (B, OBS_SIZE), over
-    slices of the rows on `threads` (default: the process's pool of as many threads as it may use CPUs)."""
+    slices of the rows on `threads` (default: the process's shared threads, as many as it may use CPUs)."""
     observations = np.ascontiguousarray(observations, dtype=np.float32)
     if observations.ndim != 2 or observations.shape[1] != OBS_SIZE:  # the kernel reads fixed offsets of each row
         raise ValueError(f"observations must have shape (B, {OBS_SIZE}), got {observations.shape}")
     out = np.zeros((observations.shape[0], LOOKAHEAD_SIZE), dtype=np.float32)
-    threads = pool() if threads is None else threads
+    threads = kernel_threads() if threads is None else threads
     threads.run(out.shape[0], lambda lo, hi: lookahead_kernel(observations[lo:hi], out[lo:hi]), PLANES_GRAIN)
     return out

@@ -48,7 +48,7 @@ from hollywood_gin_env.agents.lookahead_planes import (
 )
 from hollywood_gin_env.agents.masked import masked_probs, sample_masked
 from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
-from hollywood_gin_env.engine.threads import pool
+from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.support.atomic import atomic_write
@@ -128,7 +128,9 @@ class CardPolicy(nn.Module):
         self.context = nn.Linear(width, card_channels)
         self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
         self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
-        self.threads = pool()  # `prepare`'s kernel threads (not a weight: set it to another threads.pool(n))
+        self.threads = (
+            kernel_threads()
+        )  # `prepare`'s kernel threads (not a weight: set it to another threads.kernel_threads(n))
 
     def prepare(self, observations: np.ndarray) -> np.ndarray:
         """The network's input rows (B, input_size) for observation rows (B, OBS_SIZE): with `lookahead_features`,
@@ -153,7 +155,7 @@ class CardPolicy(nn.Module):
             cards.append(extra.reshape(batch, LOOKAHEAD_PLANES, NUM_SUITS, NUM_RANKS))
         cards = torch.cat(cards, dim=1)  # (B, k, suit, rank)
         runs, sets = card_neighbourhood(cards, self.runs, self.rank_mix)
-        # what every suit shares (the rank's set count, the table's context, the rank's bias), summed first: one
+        # what every suit shares (the rank's set count, the match's context, the rank's bias), summed first: one
         # broadcast over the suits, so the backward pass reduces one (B, suit, C, rank) gradient, not three
         shared = sets + self.context(features)[:, :, None] + self.rank_bias.t()  # (B, C, rank)
         pre = runs + shared[:, None]  # (B, suit, C, rank)
@@ -280,7 +282,7 @@ class PolicyAgent(Agent):
     ):
         self.policy = policy.eval()
         if num_threads is not None:  # `prepare`'s kernel threads; else the policy keeps its own (a trainer's)
-            policy.threads = pool(num_threads)
+            policy.threads = kernel_threads(num_threads)
         self.deterministic = deterministic
         self.name = name
         self.device = next(policy.parameters()).device

@@ -6,7 +6,7 @@ import numpy as np
 
 from hollywood_gin_env.agents.base import Agent
 from hollywood_gin_env.engine.sampling import sample_legal
-from hollywood_gin_env.engine.threads import pool, sliced
+from hollywood_gin_env.engine.threads import kernel_threads, sliced
 from hollywood_gin_env.support.streams import check_seed
 
 #: Fewest rows a thread's slice gets: sampling costs a fraction of a microsecond a row.
@@ -19,7 +19,7 @@ class RandomAgent(Agent):
     name = "random"
 
     def __init__(self, seed: int | None = None, num_threads: int | None = None) -> None:
-        self.threads = pool(num_threads)
+        self.threads = kernel_threads(num_threads)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:

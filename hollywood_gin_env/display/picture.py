@@ -1,7 +1,7 @@
-"""The table as an RGB picture (`render_mode="rgb_array"`): both hands, the stock, the pile and the score sheet.
+"""A match as an RGB picture (`render_mode="rgb_array"`): both hands, the stock, the pile and the score sheet.
 
-`draw_table(snapshot)` returns uint8[540, 960, 3] for a `TableSnapshot` (`Game.snapshot()`, or
-`snapshot_of(engine, i)` for a batched match): every card face up, as the env's "ansi" text shows them, each hand
+`draw_position(position)` returns uint8[540, 960, 3] for a `Position` (`Game.position()`, or
+`position_of(engine, i)` for a batched match): every card face up, as the env's "ansi" text shows them, each hand
 grouped into its best melds and then its deadwood. Suit symbols are drawn as shapes rather than font glyphs, so
 the picture looks the same whatever fonts the machine has; ranks use Pillow's bundled font. 960 x 540 is even in
 both directions, as video encoders (RecordVideo's ffmpeg, yuv420p) require.
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from hollywood_gin_env.display.position import TableSnapshot
+from hollywood_gin_env.display.position import Position
 from hollywood_gin_env.rules.cards import RANKS, rank_of, suit_of
 from hollywood_gin_env.rules.melds import arrange
 
@@ -112,17 +112,17 @@ def hand_layout(cards: list[int], x: int = HAND_X) -> tuple[list[tuple[int, int]
     return placed, melds, deadwood
 
 
-def _player_label(game: TableSnapshot, p: int, learner_seat: int | None) -> str:
+def _player_label(position: Position, p: int, learner_seat: int | None) -> str:
     role = " (learner)" if p == learner_seat else ""
-    dealer = "  dealer" if game.dealer == p else ""
+    dealer = "  dealer" if position.dealer == p else ""
     return f"P{p}{role}{dealer}"
 
 
-def _hand_row(draw: ImageDraw.ImageDraw, game: TableSnapshot, p: int, y: int, learner_seat: int | None) -> None:
-    cards = game.hand(p)
+def _hand_row(draw: ImageDraw.ImageDraw, position: Position, p: int, y: int, learner_seat: int | None) -> None:
+    cards = position.hand(p)
     placed, melds, deadwood = hand_layout(cards)
-    to_act = not game.done and game.current_player == p
-    label = _player_label(game, p, learner_seat) + f"   deadwood {sum(min(rank_of(c) + 1, 10) for c in deadwood)}"
+    to_act = not position.done and position.current_player == p
+    label = _player_label(position, p, learner_seat) + f"   deadwood {sum(min(rank_of(c) + 1, 10) for c in deadwood)}"
     if to_act:
         label += "   to act"
     draw.text((HAND_X, y - 26), label, font=_font(18), fill=HIGHLIGHT if to_act else TEXT)
@@ -133,8 +133,8 @@ def _hand_row(draw: ImageDraw.ImageDraw, game: TableSnapshot, p: int, y: int, le
         draw.rectangle([min(xs) + 2, y + CARD_H + 4, max(xs) + CARD_W - 3, y + CARD_H + 7], fill=HIGHLIGHT)
 
 
-def _pile_row(draw: ImageDraw.ImageDraw, game: TableSnapshot) -> None:
-    stock = game.stock_size
+def _pile_row(draw: ImageDraw.ImageDraw, position: Position) -> None:
+    stock = position.stock_size
     draw.text((HAND_X, PILE_Y - 26), f"stock {stock}", font=_font(18), fill=TEXT)
     if stock:
         draw_back(draw, HAND_X, PILE_Y)
@@ -142,21 +142,21 @@ def _pile_row(draw: ImageDraw.ImageDraw, game: TableSnapshot) -> None:
         draw.rounded_rectangle(
             [HAND_X, PILE_Y, HAND_X + CARD_W - 1, PILE_Y + CARD_H - 1], radius=6, outline=FELT_DARK, width=2
         )
-    pile = game.discard_pile
+    pile = position.discard_pile
     x0 = HAND_X + CARD_W + 40
     draw.text((x0, PILE_Y - 26), f"discard pile {len(pile)}, face-up card on the right", font=_font(18), fill=TEXT)
     for k, card in enumerate(pile[-PILE_SHOWN:]):
         draw_card(draw, card, x0 + k * PILE_STEP, PILE_Y)
 
 
-def _sheet(draw: ImageDraw.ImageDraw, game: TableSnapshot, learner_seat: int | None) -> None:
+def _sheet(draw: ImageDraw.ImageDraw, position: Position, learner_seat: int | None) -> None:
     """The right-hand panel: hand number, phase, and the Hollywood sheet (totals, hands entered, status)."""
     draw.rectangle([SHEET_X - 12, 0, WIDTH, HEIGHT], fill=FELT_DARK)
     font, small = _font(18), _font(16)
     y = 16
-    draw.text((SHEET_X, y), f"Hand {game.hand_number}", font=_font(24), fill=TEXT)
+    draw.text((SHEET_X, y), f"Hand {position.hand_number}", font=_font(24), fill=TEXT)
     y += 36
-    status = "match over" if game.done else f"{game.phase.replace('_', ' ')}, P{game.current_player} to act"
+    status = "match over" if position.done else f"{position.phase.replace('_', ' ')}, P{position.current_player} to act"
     draw.text((SHEET_X, y), status, font=small, fill=HIGHLIGHT)
     y += 40
     draw.text((SHEET_X, y), "Score sheet", font=font, fill=TEXT)
@@ -165,7 +165,7 @@ def _sheet(draw: ImageDraw.ImageDraw, game: TableSnapshot, learner_seat: int | N
     draw.text((SHEET_X + 40, y), names[0], font=small, fill=TEXT)
     draw.text((SHEET_X + 120, y), names[1], font=small, fill=TEXT)
     y += 24
-    sheet = game.score_sheet
+    sheet = position.score_sheet
     for g, (totals, entries) in enumerate(zip(sheet["totals"], sheet["entries"], strict=True)):
         winner = sheet["winners"][g]
         draw.text((SHEET_X, y), f"G{g + 1}", font=font, fill=TEXT)
@@ -178,18 +178,18 @@ def _sheet(draw: ImageDraw.ImageDraw, game: TableSnapshot, learner_seat: int | N
     if learner_seat is not None:
         draw.text((SHEET_X, y), "* the learner", font=small, fill=TEXT)
         y += 24
-    if game.done:
-        draw.text((SHEET_X, y + 10), f"P{game.winner} wins the series", font=_font(20), fill=HIGHLIGHT)
+    if position.done:
+        draw.text((SHEET_X, y + 10), f"P{position.winner} wins the series", font=_font(20), fill=HIGHLIGHT)
 
 
-def draw_table(game: TableSnapshot, learner_seat: int | None = None) -> np.ndarray:
-    """A match's table as uint8[HEIGHT, WIDTH, 3]: P0's hand above, the stock and pile, P1's hand below."""
+def draw_position(position: Position, learner_seat: int | None = None) -> np.ndarray:
+    """A match as uint8[HEIGHT, WIDTH, 3]: P0's hand above, the stock and pile, P1's hand below."""
     if learner_seat not in (None, 0, 1) or isinstance(learner_seat, bool):
         raise ValueError(f"learner_seat={learner_seat!r} is not allowed: use 0, 1 or None")
     image = Image.new("RGB", (WIDTH, HEIGHT), FELT)
     draw = ImageDraw.Draw(image)
-    _hand_row(draw, game, 0, TOP_HAND_Y, learner_seat)
-    _pile_row(draw, game)
-    _hand_row(draw, game, 1, BOTTOM_HAND_Y, learner_seat)
-    _sheet(draw, game, learner_seat)
+    _hand_row(draw, position, 0, TOP_HAND_Y, learner_seat)
+    _pile_row(draw, position)
+    _hand_row(draw, position, 1, BOTTOM_HAND_Y, learner_seat)
+    _sheet(draw, position, learner_seat)
     return np.asarray(image, dtype=np.uint8).copy()

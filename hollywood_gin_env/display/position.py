@@ -1,7 +1,7 @@
-"""`TableSnapshot`: what the renderers draw of one match, as plain values.
+"""`Position`: one match at one moment as plain values, what the renderers draw.
 
 The text renderer (render.py) and the picture (picture.py) read only this record, so they need neither a `Game`
-nor an engine: `Game.snapshot()` makes one, and `snapshot_of(engine, i)` (game.py) one of a batched match.
+nor an engine: `Game.position()` makes one, and `position_of(engine, i)` (game.py) one of a batched match.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class TableSnapshot:
+class Position:
     """One match at one moment; the fields mean what `Game`'s accessors of the same names return."""
 
     hands: tuple[list[int], list[int]]  # the cards of seats 0 and 1, sorted by id

@@ -38,12 +38,13 @@ def by_rank(cards: Iterable[int]) -> list[int]:
 
 
 def sorted_melds(melds: Iterable[Iterable[int]]) -> list[list[int]]:
-    """Melds each by rank, ordered by their lowest rank (as the table shows them)."""
+    """Melds each by rank, ordered by their lowest rank (as the renderer shows them)."""
     return sorted((by_rank(m) for m in melds), key=lambda m: rank_of(m[0]))
 
 
 def display_order(cards: Iterable[int]) -> list[int]:
-    """A hand's cards in the order the table shows them: its best melds (`sorted_melds`), then its deadwood by rank."""
+    """A hand's cards in the order the renderer shows them: its best melds (`sorted_melds`), then its deadwood by
+    rank."""
     melds, deadwood = arrange(list(cards))
     return [c for m in sorted_melds(melds) for c in m] + by_rank(deadwood)
 

@@ -15,7 +15,7 @@ from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.compile_notice import announce_first_compile
 from hollywood_gin_env.engine.kernels import new_match_kernel, step_kernel
 from hollywood_gin_env.engine.state import EngineState
-from hollywood_gin_env.engine.threads import KernelThreads, pool, sliced
+from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads, sliced
 from hollywood_gin_env.rules.actions import as_actions
 from hollywood_gin_env.rules.cards import NUM_CARDS, as_cards
 from hollywood_gin_env.rules.options import Rules
@@ -67,7 +67,7 @@ class Engine:
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules={self.rules!r} is not a hollywood_gin_env.Rules")
         self.params = self.rules.to_params()
-        self.threads: KernelThreads = pool(num_threads)
+        self.threads: KernelThreads = kernel_threads(num_threads)
         announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache
         self._state = EngineState.allocate(num_matches)
         self._state.match[:, col.M_PHASE] = col.PHASE_OVER

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from hollywood_gin_env.display.position import TableSnapshot
+from hollywood_gin_env.display.position import Position
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.batched import Engine, check_deck
 from hollywood_gin_env.engine.state import UPCARD_POS
@@ -264,9 +264,9 @@ class Game:
         return game
 
     # --- display ---------------------------------------------------------------------------------
-    def snapshot(self) -> TableSnapshot:
-        """What the renderers draw of this match now, as plain values (the event log copied)."""
-        return TableSnapshot(
+    def position(self) -> Position:
+        """The match now as plain values, what the renderers draw (the event log copied)."""
+        return Position(
             hands=(self.hand(0), self.hand(1)),
             discard_pile=self.discard_pile,
             stock_size=self.stock_size,
@@ -284,12 +284,12 @@ class Game:
     def __str__(self) -> str:
         from hollywood_gin_env.display.render import render  # rich loads only when a match is shown
 
-        return render(self.snapshot())
+        return render(self.position())
 
 
-def snapshot_of(engine: Engine, index: int) -> TableSnapshot:
-    """What the renderers draw of match `index` of a batched engine (no event log)."""
-    return Game.view_of(engine, index).snapshot()
+def position_of(engine: Engine, index: int) -> Position:
+    """Match `index` of a batched engine now as plain values, what the renderers draw (no event log)."""
+    return Game.view_of(engine, index).position()
 
 
 def _is_int(value: Any) -> bool:

@@ -7,19 +7,20 @@ rows, and splitting a batch into slices that run on several threads gives bit-id
 count. `KernelThreads.run(n, work, grain)` calls `work(lo, hi)` once per slice: the calling thread takes the first
 slice, a persistent `concurrent.futures.ThreadPoolExecutor` the others, and `run` returns when all are done.
 
-Why a Python thread pool and not numba's `parallel=True` with `prange`: the pool reuses the compiled kernels as
+Why Python threads and not numba's `parallel=True` with `prange`: the threads reuse the compiled kernels as
 they are (prange recompiles every kernel and needs a threading layer: the default "workqueue" aborts the process
 when two Python threads launch parallel kernels at once, as an evaluator and a trainer's arena may, and its
 thread count is capped by NUMBA_NUM_THREADS at import); the split is plain and deterministic; NUMBA_DISABLE_JIT=1
-runs the same code; and the pool works in Ray workers and beside torch's own threads. What it costs is a few
+runs the same code; and the threads work in Ray workers and beside torch's own threads. What it costs is a few
 microseconds of Python per slice (slicing the arrays, a future); `grain` keeps slices large enough to pay for
 that (benchmarks/README.md, "Threads").
 
 One knob, `num_threads` (the envs' `num_threads=`, evaluate.py's `--env-threads`, the trainer's
 `train.env_threads`): default the CPUs this process may use (`os.sched_getaffinity`), or the count a program set
-with `set_default_threads` (as torch.set_num_threads does for torch). Objects keep the count, not
-the pool: `pool(num_threads)` hands out one shared pool per count for the process, so a pickled agent or env (Ray)
-carries an int. A `run` nested inside another's slice runs inline, so kernels that call kernels never deadlock.
+with `set_default_threads` (as torch.set_num_threads does for torch). Objects keep the count, not the threads:
+`kernel_threads(num_threads)` hands out one shared `KernelThreads` per count for the process, so a pickled agent or
+env (Ray) carries an int. A `run` nested inside another's slice runs inline, so kernels that call kernels never
+deadlock.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def sliced(lo: int, hi: int, *values: Any) -> tuple:
 
 
 class KernelThreads:
-    """`num_threads` threads (the caller's plus a persistent pool of num_threads - 1) over slices of a batch."""
+    """`num_threads` threads (the caller's plus num_threads - 1 persistent ones) over slices of a batch."""
 
     def __init__(self, num_threads: int | None = None) -> None:
         self.num_threads = check_num_threads(num_threads)
@@ -139,13 +140,15 @@ class KernelThreads:
     def _start(self) -> ThreadPoolExecutor:
         with self._lock:
             if self.closed:
-                raise RuntimeError(f"this KernelThreads({self.num_threads}) was closed; use threads.pool() again")
+                raise RuntimeError(
+                    f"this KernelThreads({self.num_threads}) was closed; use threads.kernel_threads() again"
+                )
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(self.num_threads - 1, thread_name_prefix=_THREAD_PREFIX)
             return self._executor
 
     def close(self) -> None:
-        """Stop the pool's threads (slices already queued are dropped, running ones finish first)."""
+        """Stop the threads (slices already queued are dropped, running ones finish first)."""
         with self._lock:
             self.closed = True
             executor, self._executor = self._executor, None
@@ -153,8 +156,9 @@ class KernelThreads:
             executor.shutdown(wait=True, cancel_futures=True)
 
     def __reduce__(self) -> tuple:
-        """Pickled (Ray, deepcopy) as its count: the copy is that process's shared pool of as many threads."""
-        return pool, (self.num_threads,)
+        """Pickled (Ray, deepcopy) as its count: the copy is that process's shared `KernelThreads` of as many
+        threads."""
+        return kernel_threads, (self.num_threads,)
 
     def __repr__(self) -> str:
         return f"KernelThreads(num_threads={self.num_threads})"
@@ -181,31 +185,32 @@ def _drain(futures: list[Future]) -> None:
             continue
 
 
-_pools: dict[int, KernelThreads] = {}
-_pools_lock = threading.Lock()
+_shared: dict[int, KernelThreads] = {}
+_shared_lock = threading.Lock()
 
 
-def pool(num_threads: int | None = None) -> KernelThreads:
-    """The process's shared pool of `num_threads` threads (None: `default_threads()`), started on first use."""
+def kernel_threads(num_threads: int | None = None) -> KernelThreads:
+    """The process's shared `KernelThreads` of `num_threads` threads (None: `default_threads()`), started on first
+    use."""
     count = check_num_threads(num_threads)
-    with _pools_lock:
-        found = _pools.get(count)
+    with _shared_lock:
+        found = _shared.get(count)
         if found is None or found.closed:
-            found = _pools[count] = KernelThreads(count)
+            found = _shared[count] = KernelThreads(count)
         return found
 
 
 def shutdown() -> None:
-    """Close every shared pool (its threads exit); a later `pool()` starts a fresh one."""
-    with _pools_lock:
-        pools = list(_pools.values())
-        _pools.clear()
-    for each in pools:
+    """Close every shared `KernelThreads` (its threads exit); a later `kernel_threads()` starts a fresh one."""
+    with _shared_lock:
+        every = list(_shared.values())
+        _shared.clear()
+    for each in every:
         each.close()
 
 
 def kernel_threads_alive() -> list[threading.Thread]:
-    """The live threads of every pool (for tests and leak checks)."""
+    """The live threads of every `KernelThreads` (for tests and leak checks)."""
     return [t for t in threading.enumerate() if t.name.startswith(_THREAD_PREFIX)]
 
 

@@ -150,7 +150,7 @@ def opponent_turns(match, seats, active, ended, need) -> int:
 def random_opponent_turns(
     arrays, params, seats, active, ended, rewards, mode, hand_episodes, need, rng, actions
 ) -> None:
-    """The built-in random opponent's turns: the loop of `LearnerTable._play_opponent` in one kernel call.
+    """The built-in random opponent's turns: the loop of `LearnerMatches._play_opponent` in one kernel call.
 
     From Python each turn would cost four kernel calls, and each call unpacks its arrays (the state's
     seventeen for the engine step) again: for one match that costs more than the turn's work.

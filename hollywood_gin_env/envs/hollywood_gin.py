@@ -10,8 +10,8 @@ from gymnasium import spaces
 
 from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
-from hollywood_gin_env.engine.game import snapshot_of
-from hollywood_gin_env.envs.learner import LearnerTable, deal_options
+from hollywood_gin_env.engine.game import position_of
+from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_action
 from hollywood_gin_env.rules.options import Rules
@@ -88,8 +88,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game", "match" or "chance". `episode`: "match" or
       "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`: "end" or "raise"
       (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()` returns
-      the table as text: both hands, pile, sheet), "human" (printed after every reset and step) or
-      "rgb_array" (`render()` returns the table as a picture, uint8[540, 960, 3], for video recorders).
+      the match as text: both hands, pile, sheet), "human" (printed after every reset and step) or
+      "rgb_array" (`render()` returns the match as a picture, uint8[540, 960, 3], for video recorders).
 
     Reset: `reset(seed=k)` is deterministic (the engine seed k and an env stream derived from k);
     `reset()` continues both streams. `options={"deck": [...52 cards...], "first_dealer": 0 or 1}` fixes
@@ -115,8 +115,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human', 'rgb_array' or None")
-        self._table = LearnerTable(1, rules, opponent, reward, episode, learner_seat, illegal_action)
-        self.rules = self._table.rules
+        self._matches = LearnerMatches(1, rules, opponent, reward, episode, learner_seat, illegal_action)
+        self.rules = self._matches.rules
         self.observation_space = observation_space()
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.render_mode = render_mode
@@ -138,8 +138,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if seed is not None or not self._seeded:
             seeds = match_seeds(seed if seed is not None else draw_root_seed(self.np_random), 1)
             self._seeded = True
-        self._table.new_outputs()
-        self._table.reset(self._one, seeds, decks, dealers)
+        self._matches.new_outputs()
+        self._matches.reset(self._one, seeds, decks, dealers)
         self._running = True
         self._illegal = False
         if self.render_mode == "human":
@@ -148,52 +148,52 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponent until the learner is to act or the episode ends."""
-        if not self._running and self._table.broken is None:  # else the table names the failure
+        if not self._running and self._matches.broken is None:  # else the matches name the failure
             raise gym.error.ResetNeeded("HollywoodGin-v1: the episode is over (or never started): call reset()")
         value = as_action(action)
         self._action[0] = min(max(value, -1), NUM_ACTIONS)  # out of range stays out of range (illegal) in int64
-        self._table.step(self._action, passed=value)
-        terminated = bool(self._table.ended[0])
+        self._matches.step(self._action, passed=value)
+        terminated = bool(self._matches.ended[0])
         self._running = not terminated
-        self._illegal = bool(self._table.illegal[0])
+        self._illegal = bool(self._matches.illegal[0])
         if self.render_mode == "human":
             print(self.render_text())
-        return self._observation(), float(self._table.rewards[0]), terminated, False, self._info()
+        return self._observation(), float(self._matches.rewards[0]), terminated, False, self._info()
 
     def action_masks(self) -> np.ndarray:
         """bool[107]: the learner's legal actions now (sb3-contrib's MaskablePPO calls this)."""
-        return self._table.mask[0].astype(np.bool_)
+        return self._matches.mask[0].astype(np.bool_)
 
     def render(self) -> str | np.ndarray | None:
-        """The table as text ("ansi"), as an RGB picture uint8[540, 960, 3] ("rgb_array"), or None ("human")."""
+        """The match as text ("ansi"), as an RGB picture uint8[540, 960, 3] ("rgb_array"), or None ("human")."""
         if self.render_mode == "ansi":
             return self.render_text()
         if self.render_mode == "rgb_array":
-            from hollywood_gin_env.display.picture import draw_table  # Pillow loads only when a picture is drawn
+            from hollywood_gin_env.display.picture import draw_position  # Pillow loads only when a picture is drawn
 
-            return draw_table(snapshot_of(self._table.engine, 0), int(self._table.seats[0]))
+            return draw_position(position_of(self._matches.engine, 0), int(self._matches.seats[0]))
         return None
 
     def render_text(self) -> str:
         """The match as text: both hands (the learner marked), the pile and the score sheet."""
-        return render_match(snapshot_of(self._table.engine, 0), int(self._table.seats[0]))
+        return render_match(position_of(self._matches.engine, 0), int(self._matches.seats[0]))
 
     @property
     def engine(self) -> Engine:
         """The underlying one-match `Engine` (read it; do not step it)."""
-        return self._table.engine
+        return self._matches.engine
 
     @property
     def learner_seat(self) -> int:
         """The learner's seat (0 or 1) in the current match."""
-        return int(self._table.seats[0])
+        return int(self._matches.seats[0])
 
     def _observation(self) -> dict[str, np.ndarray]:
-        return {"observation": self._table.obs[0], "action_mask": self._table.mask[0]}  # fresh each call
+        return {"observation": self._matches.obs[0], "action_mask": self._matches.mask[0]}  # fresh each call
 
     def _info(self) -> dict[str, Any]:
         return {
-            "action_mask": self._table.mask[0].copy(),
+            "action_mask": self._matches.mask[0].copy(),
             "illegal_action": self._illegal,
-            "learner_seat": int(self._table.seats[0]),
+            "learner_seat": int(self._matches.seats[0]),
         }

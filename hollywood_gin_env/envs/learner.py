@@ -1,4 +1,4 @@
-"""`LearnerTable`: N matches seen from the learner's seat, the opponent playing the other seat.
+"""`LearnerMatches`: N matches seen from the learner's seat, the opponent playing the other seat.
 
 The single env (N = 1) and the vector env share this class, so a vector env of N matches and N
 single envs seeded alike run the same code. Python does O(1) numpy calls a step; every loop over
@@ -10,7 +10,7 @@ the built-in random opponent). An unseeded reset continues both streams, so an a
 plain `reset()` of a single env agree.
 
 A step that fails part-way (the opponent raises, returns the wrong number of actions or an illegal
-one) leaves the table marked broken: the next `step` raises `gymnasium.error.ResetNeeded` naming
+one) leaves the matches marked broken: the next `step` raises `gymnasium.error.ResetNeeded` naming
 the failure, and `reset` starts afresh. Undoing the learner's half-applied move instead would cost
 a copy of the state on every step.
 """
@@ -32,10 +32,10 @@ from hollywood_gin_env.rules.options import Rules, check_choice
 from hollywood_gin_env.support.streams import match_seeds
 
 ILLEGAL_MODES = ("end", "raise")
-__all__ = ["ILLEGAL_MODES", "LearnerTable", "deal_options", "match_seeds"]
+__all__ = ["ILLEGAL_MODES", "LearnerMatches", "deal_options", "match_seeds"]
 
 
-class LearnerTable:
+class LearnerMatches:
     """N matches from the learner's seats; `step` plays the opponent until the learner acts again.
 
     `num_threads` (default: the CPUs this process may use) runs the kernels over slices of the matches, and
@@ -164,7 +164,7 @@ class LearnerTable:
         self.encode(self._all)
 
     def _break(self, where: str, error: BaseException) -> None:
-        """Mark the table as needing a reset after `error` interrupted a step or reset part-way."""
+        """Mark the matches as needing a reset after `error` interrupted a step or reset part-way."""
         self.broken = f"{where} interrupted by {type(error).__name__}: {error}"
         self.mask = np.zeros_like(self.mask)  # nothing is legal in a half-stepped match (handed-out masks stay)
 

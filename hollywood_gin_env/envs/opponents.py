@@ -16,7 +16,7 @@ BUILTIN_RANDOM = "random"
 def resolve_opponent(opponent: Any, num_threads: int | None = None) -> tuple[ActFn | None, Callable[[int], Any] | None]:
     """The opponent's batched act function (None: the built-in random opponent) and its reseed function.
 
-    "random" (or None) is built in: it draws from each match's own env stream, so seeded rollouts
+    "random" (or None) is built in: it draws from each match's own env stream, so seeded runs
     repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
     "expert", "bot", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent` with
     `num_threads` kernel threads (default: the CPUs this process may use). An agent with

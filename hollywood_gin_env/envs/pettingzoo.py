@@ -24,7 +24,7 @@ from pettingzoo.utils import wrappers
 
 from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
-from hollywood_gin_env.engine.game import snapshot_of
+from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.engine.observation import encode_one
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.learner import deal_options
@@ -153,7 +153,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         """The match as text in "ansi" mode (both hands, the pile, the sheet); "human" prints it, returns None."""
         if self.render_mode is None:
             return None
-        text = render_match(snapshot_of(self._engine, 0))
+        text = render_match(position_of(self._engine, 0))
         if self.render_mode == "human":
             print(text)
             return None

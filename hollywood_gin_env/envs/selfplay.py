@@ -63,7 +63,7 @@ class SelfPlayVectorEnv:
 
     ## Threads
     `num_threads` (default: the CPUs this process may use; 1..1024) runs the engine and the encoder over
-    slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` is that pool, for
+    slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` are those threads, for
     the caller's own per-match kernels. Every thread count gives the same steps.
 
     ## Engine

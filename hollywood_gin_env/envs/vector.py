@@ -11,8 +11,8 @@ from gymnasium.vector.utils import batch_space
 
 from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
-from hollywood_gin_env.engine.game import snapshot_of
-from hollywood_gin_env.envs.learner import LearnerTable, deal_options
+from hollywood_gin_env.engine.game import position_of
+from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
 from hollywood_gin_env.envs.spaces import observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.options import Rules
@@ -73,11 +73,11 @@ class HollywoodGinVectorEnv(VectorEnv):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi' or None")
         self.num_envs = num_envs
-        self._table = LearnerTable(
+        self._matches = LearnerMatches(
             num_envs, rules, opponent, reward, episode, learner_seat, illegal_action, num_threads
         )
-        self.num_threads = self._table.engine.threads.num_threads
-        self.rules = self._table.rules
+        self.num_threads = self._matches.engine.threads.num_threads
+        self.rules = self._matches.rules
         self.render_mode = render_mode
         self.single_observation_space = observation_space()
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
@@ -98,8 +98,8 @@ class HollywoodGinVectorEnv(VectorEnv):
         if seed is not None or not self._seeded:
             seeds = match_seeds(seed if seed is not None else draw_root_seed(self.np_random), self.num_envs)
             self._seeded = True
-        self._table.new_outputs()
-        self._table.reset(self._all, seeds, decks, dealers)
+        self._matches.new_outputs()
+        self._matches.reset(self._all, seeds, decks, dealers)
         return self._observations(), self._infos()
 
     def step(
@@ -111,60 +111,60 @@ class HollywoodGinVectorEnv(VectorEnv):
         strings) raise TypeError and other shapes ValueError, naming what was received. After a step that
         the opponent interrupted, every step raises `gymnasium.error.ResetNeeded` until `reset()`.
         """
-        table = self._table
-        table.step(actions)
-        rewards = table.rewards.astype(np.float32)
-        terminations = table.ended.copy()
+        matches = self._matches
+        matches.step(actions)
+        rewards = matches.rewards.astype(np.float32)
+        terminations = matches.ended.copy()
         infos: dict[str, Any] = {}
         if terminations.any():
             infos = self._final_infos(terminations)
-            table.reset(terminations)
+            matches.reset(terminations)
         infos.update(self._infos())
         return self._observations(), rewards, terminations, np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def action_masks(self) -> np.ndarray:
         """bool[N, 107]: each match's legal actions now."""
-        return self._table.mask.astype(np.bool_)
+        return self._matches.mask.astype(np.bool_)
 
     def render(self) -> list[str] | None:
         """One text per match in "ansi" mode (both hands, the pile, the sheet); None otherwise."""
         if self.render_mode != "ansi":
             return None
-        engine, seats = self._table.engine, self._table.seats
-        return [render_match(snapshot_of(engine, i), int(seats[i])) for i in range(self.num_envs)]
+        engine, seats = self._matches.engine, self._matches.seats
+        return [render_match(position_of(engine, i), int(seats[i])) for i in range(self.num_envs)]
 
     @property
     def engine(self) -> Engine:
         """The underlying batched `Engine` (read it; do not step it)."""
-        return self._table.engine
+        return self._matches.engine
 
     def _observations(self) -> dict[str, np.ndarray]:
-        return {"observation": self._table.obs, "action_mask": self._table.mask}  # fresh arrays every step
+        return {"observation": self._matches.obs, "action_mask": self._matches.mask}  # fresh arrays every step
 
     def _infos(self) -> dict[str, Any]:
         n, everywhere = self.num_envs, np.ones(self.num_envs, dtype=np.bool_)
         return {
-            "action_mask": self._table.mask.copy(),
+            "action_mask": self._matches.mask.copy(),
             "_action_mask": everywhere,
             "illegal_action": np.zeros(n, dtype=np.bool_),
             "_illegal_action": everywhere.copy(),
-            "learner_seat": self._table.seats.copy(),
+            "learner_seat": self._matches.seats.copy(),
             "_learner_seat": everywhere.copy(),
         }
 
     def _final_infos(self, ended: np.ndarray) -> dict[str, Any]:
         """final_obs (an object array of per-match observations) and final_info, as SyncVectorEnv lays them out."""
-        table, rows = self._table, np.flatnonzero(ended)
+        matches, rows = self._matches, np.flatnonzero(ended)
         final_obs = np.full(self.num_envs, None, dtype=object)
         for i in rows:
-            final_obs[i] = {"observation": table.obs[i].copy(), "action_mask": table.mask[i].copy()}
-        mask = np.where(ended[:, None], table.mask, 0).astype(np.int8)
+            final_obs[i] = {"observation": matches.obs[i].copy(), "action_mask": matches.mask[i].copy()}
+        mask = np.where(ended[:, None], matches.mask, 0).astype(np.int8)
         final_info = {
             "action_mask": mask,
             "_action_mask": ended.copy(),
-            "illegal_action": table.illegal & ended,
+            "illegal_action": matches.illegal & ended,
             "_illegal_action": ended.copy(),
-            "learner_seat": np.where(ended, table.seats, 0),
+            "learner_seat": np.where(ended, matches.seats, 0),
             "_learner_seat": ended.copy(),
         }
         return {

@@ -187,8 +187,8 @@ def _add_hands(record: PairRecord, rows: np.ndarray) -> None:
     record.dead_hands += int((kind == KIND_DEAD).sum())
 
 
-class _Table:
-    """The batch being played: the engine, A's seats, and the observation/action buffers."""
+class _Batch:
+    """The matches being played: the engine, A's seats, and the observation/action buffers."""
 
     def __init__(
         self,
@@ -261,13 +261,13 @@ def play_hands(
     if type(max_decisions) is not int or max_decisions < 1:
         raise ValueError(f"max_decisions={max_decisions!r} is not allowed: use a whole number >= 1")
     deals = duplicate_deals(num_matches, seed, start, stop)
-    table = _Table(deals, rules, max_decisions=max_decisions, num_threads=num_threads)
+    batch = _Batch(deals, rules, max_decisions=max_decisions, num_threads=num_threads)
     record, hands = PairRecord(*(names or (agents[0].name, agents[1].name))), []
-    while not table.finished:
-        hands.append(table.step(agents, record))
+    while not batch.finished:
+        hands.append(batch.step(agents, record))
         if on_step is not None:
-            on_step(int((table.engine.done | table.aborted).sum()))
-    table.add_matches(record)
+            on_step(int((batch.engine.done | batch.aborted).sum()))
+    batch.add_matches(record)
     return record, np.concatenate(hands) if hands else np.zeros((0, len(HAND_COLUMNS)), dtype=np.int64)
 
 

@@ -2,7 +2,8 @@
 
 Forms (case-insensitive; cards as `7h`, `7H`, `10h`, `TH`, `th`, `1h` for an ace, or with a suit symbol `7♥`):
 `d`/`draw`, `t`/`take` (optionally naming the face-up card), `p`/`pass`, `7h` or `discard 7h`, `k 7h`/`knock 7h`,
-`gin 7h` (a knock that must leave no deadwood), and the table commands `hint`, `sheet`, `log`, `help`, `quit`.
+`gin 7h` (a knock that must leave no deadwood), and the commands that make no move: `hint`, `sheet`, `log`, `help`,
+`quit`.
 A command that is not legal now raises `CommandError` saying why and what is legal; nothing is ever applied
 here, so the game is unchanged whatever was typed.
 """
@@ -95,7 +96,7 @@ def action_words(action: int, game: Game) -> str:
 
 
 def legal_summary(game: Game) -> str:
-    """What the player to act may do now, as commands; cards in the order the table shows the hand."""
+    """What the player to act may do now, as commands; cards in the order the renderer shows the hand."""
     legal = game.legal_actions()
     keys = {ACTION_DRAW_STOCK: "d", ACTION_TAKE: "t", ACTION_PASS: "p"}
     plain = [f"{action_words(a, game)} ({keys[a]})" for a in legal if a in keys]

@@ -1,9 +1,9 @@
 """Play a Hollywood Gin match (the whole series) against a bot: `hollywood-gin play` (terminal) or `--web` (browser).
 
 The same program is `python -m hollywood_gin_env play` and, in a checkout, `python play.py`. See docs/PLAY.md. The
-match, the bot, the save file (hollywood_gin_env.play.session), the table, the words and the command parser live in the
-library; this module is the terminal loop around them, and `--web` serves the page of hollywood_gin_env.play.web over
-the same session.
+match, the bot, the save file (hollywood_gin_env.play.session), the renderer, the words and the command parser live
+in the library; this module is the terminal loop around them, and `--web` serves the page of
+hollywood_gin_env.play.web over the same session.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rich.text import Text
 
 from hollywood_gin_env import Rules
 from hollywood_gin_env.agents import BOT_NAME
-from hollywood_gin_env.display.render import sheet_text, table
+from hollywood_gin_env.display.render import position_text, sheet_text
 from hollywood_gin_env.display.words import hand_end_lines, hand_events, move_sentences
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
@@ -26,7 +26,7 @@ from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, lo
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
 PROG = "hollywood-gin play"
-__all__ = ["FILE_FORMAT", "PROG", "Table", "default_opponent", "load_match", "main", "save_match"]
+__all__ = ["FILE_FORMAT", "PROG", "Terminal", "default_opponent", "load_match", "main", "save_match"]
 
 
 def default_opponent(prog: str = PROG) -> str:
@@ -54,8 +54,8 @@ def opening_line(session: Session) -> str:
     )
 
 
-class Table:
-    """The terminal front end of a `Session`: shows the table on a rich console and reads typed commands."""
+class Terminal:
+    """The terminal front end of a `Session`: shows the match on a rich console and reads typed commands."""
 
     def __init__(self, session: Session, console: Console, pause: bool = True, prog: str = PROG) -> None:
         self.session, self.game, self.console = session, session.game, console
@@ -63,7 +63,7 @@ class Table:
         self.pause = pause  # wait for Enter after a hand's end, so its result is read before the next deal
         self.names = session.names
         self.shown = len(self.game.events)
-        self.drawn_at = -1  # the event count when the table was last shown: redraw it only after a move
+        self.drawn_at = -1  # the event count when the match was last shown: redraw it only after a move
 
     def save(self) -> bool:
         """Save the match if a save file was given; False (with the reason shown) if that failed."""
@@ -106,7 +106,7 @@ class Table:
             for line in self.session.hint():
                 self.console.print(line)
         elif command.kind == "sheet":
-            self.console.print(sheet_text(self.game.snapshot(), self.names, human))
+            self.console.print(sheet_text(self.game.position(), self.names, human))
         elif command.kind == "log":
             moves = move_sentences(hand_events(self.game.events), human, self.names)
             self.console.print(Text("\n").join(moves) if moves else "No moves yet this hand.")
@@ -121,14 +121,14 @@ class Table:
             while True:
                 self.news()
                 if self.game.done:
-                    self.console.print(table(self.game.snapshot(), self.session.human, self.names))
+                    self.console.print(position_text(self.game.position(), self.session.human, self.names))
                     return 0
                 if self.game.current_player != self.session.human:
                     self.session.bot_move()
                     self.moved()
                     continue
                 if self.drawn_at != len(self.game.events):
-                    self.console.print(table(self.game.snapshot(), self.session.human, self.names))
+                    self.console.print(position_text(self.game.position(), self.session.human, self.names))
                     self.drawn_at = len(self.game.events)
                 if not self.command(self.console.input("> ")):
                     return self.leave()
@@ -158,10 +158,10 @@ class Table:
 def replay(path: str, console: Console) -> int:
     """Step through a saved match showing both hands: Enter for the next move, q to stop."""
     final, human, _ = load_match(path)
-    view = Table(Session(Game.replay(final.events[:1]), human, "random"), console, pause=False)
+    view = Terminal(Session(Game.replay(final.events[:1]), human, "random"), console, pause=False)
     actions = final.actions_played()
     for step, action in enumerate(actions):
-        console.print(table(view.game.snapshot(), None, view.names))
+        console.print(position_text(view.game.position(), None, view.names))
         try:
             if console.input(f"({step + 1}/{len(actions)}) Enter: next move, q: stop > ").strip().lower() == "q":
                 return 0
@@ -169,7 +169,7 @@ def replay(path: str, console: Console) -> int:
             return 0
         view.game.step(action)
         view.news()
-    console.print(table(view.game.snapshot(), None, view.names))
+    console.print(position_text(view.game.position(), None, view.names))
     return 0
 
 
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if not session.save():
         console.print(session.save_error, style="red")
         return 2
-    return serve_web(args, session, console) if args.web else Table(session, console, prog=args.prog).run()
+    return serve_web(args, session, console) if args.web else Terminal(session, console, prog=args.prog).run()
 
 
 if __name__ == "__main__":  # python -m hollywood_gin_env.play.terminal

@@ -3,7 +3,7 @@
     GET  /                               the page (static/index.html; its script, style and icon from /static)
     GET  /favicon.ico                    the icon (static/favicon.svg)
     POST /api/matches                    {} -> a new match: 201 {"id", "state"}
-    GET  /api/matches/{id}               {"state"}: the table as the human may know it (view.table_view)
+    GET  /api/matches/{id}               {"state"}: the match as the human may know it (view.page_view)
     POST /api/matches/{id}/move          {"seq", "action", "card"?} -> {"state"}: a click
     POST /api/matches/{id}/command       {"seq", "text"} -> {"state", "message"}: a typed terminal command
     GET  /api/matches/{id}/hint          {"lines"}: the terminal's `hint`
@@ -40,7 +40,7 @@ from hollywood_gin_env.display.words import hand_events, move_sentences
 from hollywood_gin_env.play.commands import CommandError, help_lines, parse_command
 from hollywood_gin_env.play.session import SessionError
 from hollywood_gin_env.play.web.matches import Entry, Matches, MatchLimitError
-from hollywood_gin_env.play.web.view import table_view
+from hollywood_gin_env.play.web.view import page_view
 from hollywood_gin_env.rules.cards import card_name, parse_card
 
 MAX_BODY = 4096  # the largest real request is about 60 bytes
@@ -231,8 +231,8 @@ def continue_play(entry: Entry) -> None:
     entry.seq += 1
 
 
-def table_command(entry: Entry, kind: str) -> list[str]:
-    """The answer to a typed table command (hint, sheet, log, help, quit) as lines."""
+def answer_command(entry: Entry, kind: str) -> list[str]:
+    """The answer to a typed command that is no move (hint, sheet, log, help, quit) as lines."""
     session = entry.session
     if kind == "hint":
         try:
@@ -240,7 +240,7 @@ def table_command(entry: Entry, kind: str) -> list[str]:
         except SessionError as error:
             raise RequestError(409, str(error)) from None
     if kind == "sheet":
-        return sheet_text(session.game.snapshot(), session.names, session.human).plain.splitlines()
+        return sheet_text(session.game.position(), session.names, session.human).plain.splitlines()
     if kind == "log":
         moves = move_sentences(hand_events(session.game.events), session.human, session.names)
         return [m.plain for m in moves] or ["No moves yet this hand."]
@@ -258,7 +258,7 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
     rebinding), and so are cross-origin requests that would change something."""
 
     def state(entry: Entry) -> dict[str, Any]:
-        return table_view(entry.session, entry.seq)
+        return page_view(entry.session, entry.seq)
 
     async def page(request: Request) -> Response:
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
@@ -296,12 +296,12 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
         except CommandError as error:  # the parser's own words: what was wrong and what is legal
             raise RequestError(400, str(error)) from None
         if parsed.kind != "play":
-            return reply({"state": state(entry), "message": table_command(entry, parsed.kind)})
+            return reply({"state": state(entry), "message": answer_command(entry, parsed.kind)})
         play(entry, data["text"])
         return reply({"state": state(entry), "message": []})
 
     async def hint(request: Request) -> Response:
-        return reply({"lines": table_command(the_match(matches, request), "hint")})
+        return reply({"lines": answer_command(the_match(matches, request), "hint")})
 
     async def refused(request: Request, error: Exception) -> Response:
         if isinstance(error, RequestError):

@@ -1,8 +1,8 @@
-"""The table as the human may know it, as JSON for the page: `table_view(session, seq)`.
+"""The match as the human may know it, as JSON for the page: `page_view(session, seq)`.
 
-It reads only what `render.table(game, viewer=human)` reads (the human's hand, the pile, the stock size, the bot's
-card count and the pile cards it took, the hand's moves told as the human saw them, the score sheet) and, once a
-hand has ended, that hand's showdown from the event log, which the rules make public (RULES.md R13-R17). Cards
+It reads only what `render.position_text(position, viewer=human)` reads (the human's hand, the pile, the stock size,
+the bot's card count and the pile cards it took, the hand's moves told as the human saw them, the score sheet) and,
+once a hand has ended, that hand's showdown from the event log, which the rules make public (RULES.md R13-R17). Cards
 are names ("7H"). The stock order, the deck and the bot's unseen cards are never read here.
 """
 
@@ -177,7 +177,7 @@ def match_end(session: Session) -> dict[str, Any] | None:
     return {
         "winner": who(session, game.winner),
         "games": [won.count(session.human), won.count(1 - session.human)],
-        "line": turn_line(game.snapshot(), session.human, session.names).plain,
+        "line": turn_line(game.position(), session.human, session.names).plain,
     }
 
 
@@ -188,7 +188,7 @@ def just_drawn(events: Sequence[dict[str, Any]], human: int) -> str | None:
     return card_name(last["card"]) if last and last["type"] == "draw" and last["player"] == human else None
 
 
-def table_view(session: Session, seq: int) -> dict[str, Any]:
+def page_view(session: Session, seq: int) -> dict[str, Any]:
     """Everything the page shows, from the human's seat only; `seq` numbers this state (a move must name it)."""
     game, human = session.game, session.human
     events, pile = hand_events(game.events), game.discard_pile
@@ -202,7 +202,7 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
         "dealer": who(session, game.dealer),
         "phase": game.phase,
         "turn": None if game.done or held else who(session, game.current_player),
-        "prompt": "The hand is over." if held else turn_line(game.snapshot(), human, session.names).plain,
+        "prompt": "The hand is over." if held else turn_line(game.position(), human, session.names).plain,
         "hand": {**arranged(game.hand(human)), "drawn": just_drawn(events, human)},
         "bot": {"cards": len(game.hand(1 - human)), "took": names(by_rank(public_took(events, 1 - human)))},
         "pile": {
