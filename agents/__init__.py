@@ -1,6 +1,6 @@
-"""The brief's `agents/` folder. The trainer that was here lives in the installed package `hollywood_gin_trainer`
-(arena, config, pool, ppo, rollout, run, rundir, tableview, tblog, trainstate, warmstart, workers, main): a top-level
-`agents` package in a wheel would shadow others of that name. `agents.run` (an attribute) is an alias of
+"""The repository's `agents/` folder: an alias of the trainer, which is the installed package `hollywood_gin_trainer`
+(arena, config, forward, main, pool, ppo, privileged, rollout, run, rundir, tblog, trainstate, warmstart, workers):
+a top-level `agents` package in a wheel would shadow others of that name. `agents.run` (an attribute) is
 `hollywood_gin_trainer.run`, loaded on first use; import the trainer's modules by their own name."""
 
 import importlib

@@ -260,7 +260,7 @@ class TrainingRun:
         saved_device = state.get("device", "cpu")
         if saved_device == self.device.type:
             restore_rng(state["rng"], self.rng, self.generator)
-        else:  # a CPU generator's state does not fit a CUDA one: same run, but no longer bit-exact
+        else:  # a CPU generator's state does not fit a CUDA one: same run, but not bit-exact
             restore_rng({**state["rng"], "generator": None}, self.rng, None)
             self.generator.manual_seed(self.config.train.seed + self.progress.update)
             print(

@@ -1,9 +1,8 @@
 """Atomic writes: files get the usual permissions, temporary files are recognisable for cleanup, a full disk leaves
 the previous file intact with an error that says so, and only a regular file or a new path is written (a symlink,
-a device, a FIFO or a directory there is refused and left as it was: the rename would replace it).
-
-Before, every file was created 0600 (a `mkstemp` side effect) and a disk-full write ended in a traceback (through
-torch.save, a bare RuntimeError that did not even name the disk).
+a device, a FIFO or a directory there is refused and left as it was: the rename would replace it). A written file
+has mode 0666 less the umask, not `mkstemp`'s 0600, and a disk-full write through torch.save is one line naming the
+disk, not a bare RuntimeError.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ def test_the_temporary_file_is_recognisable_and_gone_afterwards(tmp_path):
     [
         ("last.pt", False),
         (".last.pt.atomic-0123abcd.tmp", True),
-        (".last.pt.k2j_x9q1.tmp", True),  # what mkstemp named them before (runs of earlier versions)
+        (".last.pt.k2j_x9q1.tmp", True),  # the tempfile.mkstemp form
         (".config.toml.atomic-ffffffff.tmp", True),
         (".tmp", False),
         ("notes.tmp", False),

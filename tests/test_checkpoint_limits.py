@@ -1,12 +1,12 @@
 """A small checkpoint cannot ask for a big allocation.
 
-Before, tensors with stride 0 (`torch.zeros(1).expand(...)`) matched every expected shape and the number of layers
-was unbounded, so an 8 KB file with `hidden_sizes = [8192] * 40` allocated 5-10 GB before failing with a bare
-RuntimeError. Now the config's layers and parameter count are bounded, every tensor must be dense, contiguous and
-fit its own storage, storages must not overlap, and files over 1 GiB are refused before `torch.load`; all of it
-before any network is built, each a one-line ValueError. Memory is measured in a child process (its peak RSS).
-The zip's records may not declare more bytes uncompressed than the file holds (torch.load inflates a compressed
-record whole, before any check), parameter names must be strings, and a device is named as not a regular file.
+Tensors with stride 0 (`torch.zeros(1).expand(...)`) match every expected shape, so an 8 KB file with `hidden_sizes =
+[8192] * 40` could ask for 5-10 GB. So the config's layers and parameter count are bounded, every tensor must be
+dense, contiguous and fit its own storage, storages must not overlap, and files over 1 GiB are refused before
+`torch.load`; all of it before any network is built, each a one-line ValueError. Memory is measured in a child process
+(its peak RSS). The zip's records may not declare more bytes uncompressed than the file holds (torch.load inflates a
+compressed record whole, before any check), parameter names must be strings, and a device is named as not a
+regular file.
 """
 
 from __future__ import annotations
@@ -234,7 +234,7 @@ def test_a_state_dict_key_that_is_not_a_name_is_refused_by_name(tmp_path):
 
 
 def test_a_device_as_a_checkpoint_is_named_as_not_a_regular_file(tmp_path):
-    """checkpoint:/dev/zero used to say "not found"; a private copy of /dev/zero (1, 5) is named for what it is."""
+    """A character device given as a checkpoint (a private copy of /dev/zero, 1 5) is named as not a regular file."""
     node = str(tmp_path / "zero")
     try:
         os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 5))

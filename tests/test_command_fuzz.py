@@ -64,8 +64,8 @@ def snapshot(game: Game) -> tuple:
 
 
 def test_take_naming_a_card_with_an_empty_pile_is_refused_in_both_front_ends():
-    """Right after the upcard is taken the pile is empty: `take 2c` used to index the empty pile (a traceback in the
-    terminal, a 500 on the web). It is now a refusal saying the player must discard."""
+    """Right after the upcard is taken the pile is empty: `take 2c` is a refusal saying the player must discard, in
+    the terminal and on the web (no traceback, no 500)."""
     game = Game(seed=0)
     taker = game.current_player
     game.step(ACTION_TAKE)

@@ -1,11 +1,9 @@
-"""Config values that passed validation but crashed or silently broke the run later are refused up
+"""Config values that would crash or silently break a run later are refused up
 front: NaN and infinities in any float field, an empty opponent list, sizes that allocate past documented bounds,
-seeds numpy cannot take, networks the checkpoint reader would refuse.
-
-Before, `eval.opponents = []` failed with an IndexError at the first evaluation (after all the updates),
-`eval.matches = 10**9` with a MemoryError, `train.lr = nan` with a torch traceback, `ppo.clip_coef = nan` trained
-nothing and reported success, `train.max_minutes = nan` silently meant no cap, `train.seed = 2**32` gave a numpy
-traceback.
+seeds numpy cannot take, networks the checkpoint reader would refuse. Unchecked, `eval.opponents = []` would fail
+with an IndexError at the first evaluation (after all the updates), `eval.matches = 10**9` with a MemoryError,
+`train.lr = nan` with a torch traceback, `ppo.clip_coef = nan` would train nothing and report success,
+`train.max_minutes = nan` would mean no cap, `train.seed = 2**32` would give a numpy traceback.
 """
 
 from __future__ import annotations

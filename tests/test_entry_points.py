@@ -62,8 +62,7 @@ def test_an_unknown_agent_spec_lists_the_bot():
 
 
 def test_evaluate_module_prints_its_help(tmp_path):
-    """`python -m hollywood_gin_env.evaluation.evaluate --help` prints the usage and exits 0 (it used to print
-    nothing)."""
+    """`python -m hollywood_gin_env.evaluation.evaluate --help` prints the usage and exits 0."""
     done = run_module(tmp_path, "hollywood_gin_env.evaluation.evaluate", "--help")
     assert done.returncode == 0, done.stderr
     assert (

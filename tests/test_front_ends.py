@@ -57,7 +57,7 @@ def test_seeds_are_non_negative_integers_everywhere():
         Game(seed=-1)
     with pytest.raises(ValueError, match="seed"):
         SelfPlayVectorEnv(2).reset(seed=[1, 2.5])
-    with pytest.raises(ValueError, match=r"0\.\.2\*\*64-1"):  # refused, no longer dealt like seed mod 2**64
+    with pytest.raises(ValueError, match=r"0\.\.2\*\*64-1"):  # refused, not reduced mod 2**64
         match_seeds(2**64 + 3, 2)
     assert match_seeds(2**64 - 2, 2).tolist() == [2**64 - 2, 2**64 - 1]
 

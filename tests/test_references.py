@@ -5,7 +5,8 @@ A path resolves against the naming file's folder, the repository root, the packa
 docs/, or as the tail of a file of the repository (`search.py`). Not checked: bare file names other than `.md` and
 `.py` (`last.pt` is a file a program writes, not one of the repository), names with a placeholder segment
 (`RUN_DIR/config.toml`), paths under runs/ (a user's own training runs), the training notebook
-docs/TRAINING-ROUNDS.md, which is leaving the tree, and this file, whose examples name missing paths.
+docs/TRAINING-ROUNDS.md, which only the history holds (docs/RESEARCH.md shows it with `git show`), and this file, whose
+examples name missing paths.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def test_overwrite_without_save_is_a_usage_error(capsys):
 
 
 def test_web_matches_never_write_over_an_existing_file(tmp_path):
-    """Match 2 of a server saving to match.json used to write match-2.json even when it held an earlier match."""
+    """Match 2 of a server saving to match.json skips match-2.json when that file holds an earlier match."""
     from hollywood_gin_env.play.web.matches import Matches, session_maker
 
     first_path, taken = tmp_path / "match.json", tmp_path / "match-2.json"

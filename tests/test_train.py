@@ -213,8 +213,8 @@ def test_the_closing_summary_is_on_stdout(tmp_path):
 @pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 @pytest.mark.parametrize("field, value", [("pile", 10**6), ("hands", -1), ("match", 99)])
 def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tmp_path, field, value):
-    """Tampered engine arrays in last.pt segfaulted the encoder (pile = 10**6 gave signal 11); now the
-    run stops with one line naming the field, before any kernel reads them."""
+    """Tampered engine arrays in last.pt (pile = 10**6 would make the encoder write out of bounds) stop the run with
+    one line naming the field, before any kernel reads them."""
     saved = torch.load(smoke_run / "last.pt", weights_only=True)
     saved["train"]["arena"]["engine"][field].fill_(value)
     bad = tmp_path / "last.pt"

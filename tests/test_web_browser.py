@@ -102,7 +102,7 @@ def click(page, selector: str) -> None:
     """Click an enabled move element and wait for the page to show the server's answer."""
     with page.expect_response(lambda r: "/api/matches" in r.url and r.request.method == "POST"):
         page.click(selector)
-    # the response is in, but the page renders it a moment later (a stale Pass button was once clicked): the page
+    # the response is in, but the page renders it a moment later (a stale Pass button could be clicked): the page
     # drops its busy mark only after it has shown the answer
     page.wait_for_selector("body:not(.busy)", state="attached")
 

@@ -1,10 +1,10 @@
 """Atomic file writes: write a temporary file beside the target, then rename it over the target.
 
 The temporary file is named `.<target>.atomic-<8 hex digits>.tmp` (`is_temp_name` recognises it, and the
-`mkstemp` names of earlier versions), so a directory's leftovers of interrupted writes can be found and removed
-(hollywood_gin_trainer/rundir.py). It is created with mode 0666 less the umask, as `open` would create the file itself.
-A write that fails on the disk (a full disk, say) leaves the previous file as it was and raises `AtomicWriteError`,
-whose one-line message says so.
+`tempfile.mkstemp` form `.<target>.<8 characters>.tmp`), so a directory's leftovers of interrupted writes can be found
+and removed (hollywood_gin_trainer/rundir.py). It is created with mode 0666 less the umask, as `open` would create the
+file itself. A write that fails on the disk (a full disk, say) leaves the previous file as it was and raises
+`AtomicWriteError`, whose one-line message says so.
 
 The rename replaces whatever the target path names, so the target must be a regular file or a new path: a symlink,
 a device (`/dev/null`), a FIFO or a directory there is refused before anything is written (`WriteTargetError`,
@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from hollywood_gin_env.support.userfiles import describe_kind
 
-#: The temporary names of atomic_write (this version), and of tempfile.mkstemp as earlier versions called it.
+#: The temporary names of atomic_write, and the tempfile.mkstemp form a run directory may also hold.
 _TEMP_NAME = re.compile(r"\.(?P<target>.+)\.(atomic-[0-9a-f]{8}|[a-z0-9_]{8})\.tmp")
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
@@ -111,7 +111,7 @@ def _create_temporary(folder: str, name: str) -> tuple[str, int]:
 
 class _DiskErrors:
     """The temporary file as `write` sees it, remembering the OSError of a failed write: torch.save re-raises it
-    as a RuntimeError that no longer says the disk is full."""
+    as a RuntimeError that does not say the disk is full."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file

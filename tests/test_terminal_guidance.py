@@ -19,7 +19,7 @@ from hollywood_gin_env.play.session import Session
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.melds import arrange
-from tests.test_play import E1_DECK
+from tests.terminal_session import E1_DECK
 
 
 def e1_after_the_take() -> tuple[Game, int]:
@@ -31,18 +31,18 @@ def e1_after_the_take() -> tuple[Game, int]:
 
 
 def test_the_greeting_points_to_help_for_the_commands():
-    """The greeting said "Type help for the commands, hint for help"."""
+    """The greeting points to `help` for the commands, once."""
     game = Game(seed=0, deck=E1_DECK)
     line = play.opening_line(Session(game, 0, "greedy"))
     assert "Type help for the commands" in line and "hint for help" not in line, line
 
 
 def test_every_example_card_is_one_a_player_would_discard():
-    """The examples named the lowest card id (8S, in a meld of three eights) rather than a deadwood card."""
+    """The example discard is a deadwood card, not the lowest card id (8S, in a meld of three eights)."""
     game, player = e1_after_the_take()
     melded = {c for meld in arrange(game.hand(player))[0] for c in meld}
     legal = [a - DISCARD_BASE for a in game.legal_actions() if DISCARD_BASE <= a < KNOCK_BASE]
-    assert legal[0] in melded  # the old example
+    assert legal[0] in melded  # the lowest id, which the example must not be
     with pytest.raises(CommandError) as missing:
         parse_command("discard", game, player)
     texts = [phase_words(game.position(), player), legal_summary(game), str(missing.value)]
@@ -52,7 +52,7 @@ def test_every_example_card_is_one_a_player_would_discard():
 
 
 def test_gin_with_deadwood_says_gin_needs_none():
-    """`gin 3h` said "over the limit of 10" (the knock's words) instead of what gin needs."""
+    """`gin 3h` with deadwood left says that gin needs no deadwood, not the knock's "over the limit of 10"."""
     game, player = e1_after_the_take()
     with pytest.raises(CommandError, match=r"Gin needs 0 deadwood: discarding 3H leaves \d+\.") as refused:
         parse_command("gin 3h", game, player)
@@ -60,13 +60,14 @@ def test_gin_with_deadwood_says_gin_needs_none():
 
 
 def test_help_lines_fit_100_columns():
-    """A help line of about 125 characters wrapped on an ordinary terminal."""
+    """Every help line fits 100 columns, so an ordinary terminal does not wrap it."""
     assert all(len(line) <= 100 for line in HELP.splitlines()), [len(line) for line in HELP.splitlines()]
     assert "quit" in HELP and "7h, 10d, TD" in HELP
 
 
 def test_legal_now_lists_cards_in_the_order_the_hand_is_shown():
-    """Legal now listed the cards by suit (8S JS QS KS 3H ...), not as the table shows the hand."""
+    """The "Legal now" line lists the cards in the order the hand is shown (melds first), not by suit (8S JS QS KS
+    3H ...)."""
     game, player = e1_after_the_take()
     shown = next(
         line for line in position_text(game.position(), player).plain.splitlines() if line.startswith("Your hand:")
@@ -77,7 +78,8 @@ def test_legal_now_lists_cards_in_the_order_the_hand_is_shown():
 
 
 def test_a_hands_result_waits_for_enter_before_the_next_deal():
-    """The next deal's table followed the result at once, scrolling it away; now the terminal waits for Enter."""
+    """After a hand's result the terminal waits for Enter before it shows the next deal, so the result stays on
+    screen."""
     game = Game(seed=0, deck=E1_DECK)
     out, asked = io.StringIO(), []
     console = Console(file=out, width=120)
@@ -92,7 +94,7 @@ def test_a_hands_result_waits_for_enter_before_the_next_deal():
 
 
 def test_the_pages_help_lists_one_command_a_line_without_quit():
-    """On the page the help's padded columns ran together and listed `quit`, which does nothing there."""
+    """On the page the help lists one command a line, without `quit`, which does nothing there."""
     pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
     from starlette.testclient import TestClient
 

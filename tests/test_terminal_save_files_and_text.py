@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +16,7 @@ from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.hints import hint_lines
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name, parse_cards
-from tests.subprocess_signals import default_sigint
-from tests.test_play import E1_DECK, FIRST_WAIT, ROOT, screen
+from tests.terminal_session import E1_DECK, FIRST_WAIT, ROOT, screen, spawn
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 
@@ -45,7 +42,8 @@ def save_file(tmp_path: Path, **changes) -> Path:
     ],
 )
 def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_path, capsys, changes, named):
-    """A save file's `version: 2` and `human_seat: true` used to load (True == 1); now the error names the field."""
+    """A save file's `version: 2` or `human_seat: true` (True == 1 in Python) is refused, the error naming the
+    field."""
     path = save_file(tmp_path, **changes)
     before = path.read_bytes()
     assert play.main(["--resume", str(path)]) == 2
@@ -55,7 +53,7 @@ def test_a_save_file_with_an_unknown_version_or_a_mistyped_field_is_refused(tmp_
 
 
 def test_a_deeply_nested_save_file_is_one_clear_error(tmp_path, capsys):
-    """A deeply nested JSON save file gave a RecursionError traceback."""
+    """A deeply nested JSON save file is refused in one line, without a RecursionError traceback."""
     path = tmp_path / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)
     assert play.main(["--resume", str(path)]) == 2
@@ -75,7 +73,7 @@ def e1_game() -> tuple[Game, int]:
 
 
 def test_the_discard_prompt_names_a_card_the_player_may_discard():
-    """The discard prompt's example was always 7h, a card the player may not hold."""
+    """The discard prompt's example is a card the player holds and may discard."""
     game, human = e1_game()
     game.step(ACTION_TAKE)
     legal = game.legal_actions()
@@ -87,7 +85,7 @@ def test_the_discard_prompt_names_a_card_the_player_may_discard():
 
 
 def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
-    """The sheet's columns followed the seats, so "You" moved from the left to the right with the seat."""
+    """The sheet's first column is the viewer's in either seat, so "You" stays on the left."""
     game, _ = e1_game()
     for viewer in (0, 1):
         names = ("You", "Bot") if viewer == 0 else ("Bot", "You")
@@ -97,7 +95,7 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
 
 
 def test_the_hint_names_the_checkpoint_by_its_file_name():
-    """The hint said `checkpoint:/whole/path/to/hollywood-ppo.pt would: ...`."""
+    """The hint names a checkpoint opponent by its file name (`hollywood-ppo.pt would: ...`), not its whole path."""
     pytest.importorskip("torch", reason="a checkpoint agent needs torch")
     path = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
     game, human = e1_game()
@@ -106,23 +104,9 @@ def test_the_hint_names_the_checkpoint_by_its_file_name():
     assert str(path.parent) not in " ".join(lines)
 
 
-def spawn(cwd: Path, *args: str, columns: int = 200):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return pexpect.spawn(
-        sys.executable,
-        [str(ROOT / "play.py"), "--no-color", *args],
-        cwd=str(cwd),
-        env=env,
-        encoding="utf-8",
-        timeout=60,
-        dimensions=(50, columns),
-        preexec_fn=default_sigint,
-    )
-
-
 def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundaries(tmp_path):
-    """No opening line said whom you play and that `help` exists; long lines ran past the terminal's width,
-    so the terminal broke them mid-word. In 52 columns every line fits, and the sheet's row breaks between words."""
+    """The opening line says whom you play and that `help` exists; in 52 columns every line fits, and the sheet's
+    row breaks between words, not mid-word."""
     game, human = e1_game()
     child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK, columns=52)
     shown = screen(child, timeout=FIRST_WAIT)
