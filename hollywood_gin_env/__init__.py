@@ -3,7 +3,7 @@
 `import hollywood_gin_env` registers "HollywoodGin-v1". The names a user needs come from here, each loaded from its
 layer on first use (PEP 562), so the import stays fast: `Rules`, `Game`, `Engine`, `load_agent`, the envs
 (`HollywoodGinEnv`, `HollywoodGinVectorEnv`, `SelfPlayVectorEnv`) and the evaluator (`play_pair`, `evaluate_pairs`,
-`round_robin`, `format_report`). The layers, one folder each, are in docs/ARCHITECTURE.md.
+`round_robin`, `format_report`, `summarize_pair`, `Schedule`). The layers, one folder each, are in docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ PUBLIC = {
     "evaluate_pairs": "hollywood_gin_env.evaluation.evaluate",
     "round_robin": "hollywood_gin_env.evaluation.evaluate",
     "format_report": "hollywood_gin_env.evaluation.evaluate",
+    "summarize_pair": "hollywood_gin_env.evaluation.evaluate",
+    "Schedule": "hollywood_gin_env.evaluation.duplicate",
 }
 __all__ = list(PUBLIC)
 

@@ -196,7 +196,7 @@ def test_a_fifo_or_a_directory_is_refused_too(tmp_path):
         atomic_write_text(tmp_path / "folder", "x")
 
 
-def test_a_regular_file_and_a_new_path_are_still_written(tmp_path):
+def test_a_regular_file_and_a_new_path_are_written(tmp_path):
     atomic.check_write_target(tmp_path / "new.json")
     atomic_write_text(tmp_path / "new.json", "one")
     atomic_write_text(tmp_path / "new.json", "two")

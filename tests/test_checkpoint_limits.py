@@ -145,7 +145,7 @@ def test_transposed_and_strided_views_are_refused(tmp_path):
         load_checkpoint(_save(tmp_path / "t.pt", config, state))
 
 
-def test_views_into_a_larger_storage_that_fit_are_still_fine(tmp_path):
+def test_views_into_a_larger_storage_that_fit_load(tmp_path):
     """Separate slices of one storage (what torch.save keeps of views) load: they fit and do not overlap."""
     config, state = _good_state()
     weight, bias = state["torso.0.weight"], state["torso.0.bias"]

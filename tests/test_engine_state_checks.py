@@ -158,7 +158,7 @@ def test_a_corrupt_engine_state_is_refused_naming_the_field_and_changes_nothing(
     assert after["step"] == before["step"]
 
 
-def test_a_valid_state_still_loads_and_plays_on_exactly(env_and_state):
+def test_a_valid_state_loads_and_plays_on_exactly(env_and_state):
     env, state = env_and_state
     copy = SelfPlayVectorEnv(N)
     copy.load_state_dict(copy_state(state))
@@ -274,7 +274,7 @@ def test_the_engine_refuses_per_match_arguments_of_the_wrong_shape_or_range(call
         np.testing.assert_array_equal(array, before[key], err_msg=key)
 
 
-def test_the_engine_still_takes_fixed_decks_and_shuffle_rows():
+def test_the_engine_takes_fixed_decks_and_shuffle_rows():
     from hollywood_gin_env.engine.batched import Engine
 
     engine = Engine(2)

@@ -144,3 +144,23 @@ def test_the_root_programs_are_thin(script, module):
     assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
     assert f"from {module or 'hollywood_gin_env.evaluation.evaluate'} import main" in text
     assert 'if __name__ == "__main__":' in text
+
+
+def test_the_package_top_registers_the_env_and_loads_each_public_name_on_first_use():
+    """`import hollywood_gin_env` registers HollywoodGin-v1 without loading the engine, the agents, the envs or the
+    evaluator; each public name then comes from its layer's module, and an unknown name is an AttributeError."""
+    code = (
+        "import sys, gymnasium, hollywood_gin_env as h\n"
+        "loaded = [m for m in sys.modules if m.startswith('hollywood_gin_env.') and not m.startswith("
+        "'hollywood_gin_env.envs')]\n"
+        "print('HollywoodGin-v1' in gymnasium.registry, sorted(loaded), 'numba' in sys.modules)\n"
+        "print(sorted(name for name in h.PUBLIC if getattr(h, name).__module__ != h.PUBLIC[name]))\n"
+        "print(sorted(h.PUBLIC) == sorted(h.__all__) and set(h.PUBLIC) <= set(dir(h)))\n"
+        "try:\n    h.nothing_here\nexcept AttributeError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "True [] False"  # registered; no layer imported, numba not loaded
+    assert lines[1:3] == ["[]", "True"]
+    assert lines[3] == "module 'hollywood_gin_env' has no attribute 'nothing_here'"

@@ -126,7 +126,7 @@ def test_seeds_outside_0_to_2_64_minus_1_are_refused(entry, seed):
 
 
 @pytest.mark.parametrize("entry", ["Game", "single env", "pettingzoo", "load_agent random", "load_agent expert"])
-def test_the_largest_seed_still_works(entry):
+def test_the_largest_seed_works(entry):
     ENTRIES[entry](TOP)
     if entry != "single env":  # gymnasium's own seeding takes Python ints only
         ENTRIES[entry](np.uint64(TOP))

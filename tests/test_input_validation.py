@@ -45,7 +45,7 @@ def test_json_path_is_checked_before_the_run(tmp_path, monkeypatch, capsys, wher
     assert ("does not exist" if where == "missing_folder" else "is a directory") in error
 
 
-def test_json_path_writable_still_writes(tmp_path):
+def test_a_writable_json_path_is_written(tmp_path):
     """The early check leaves nothing behind, and the report is still written at the end."""
     path = tmp_path / "report.json"
     assert main(["--agents", "greedy", "random", "--matches", "2", "--no-progress", "--json", str(path)]) == 0
@@ -138,7 +138,7 @@ def test_from_strings_refuses_repeats_foreign_digits_and_bare_strings(pairs, fra
         assert fragment in str(info.value)
 
 
-def test_from_strings_still_parses_signed_ascii_integers():
+def test_from_strings_parses_signed_ascii_integers():
     assert Rules.from_strings(["knock_limit=+7", "gin_bonus=020"]) == Rules(knock_limit=7, gin_bonus=20)
 
 
@@ -209,6 +209,6 @@ def test_solver_refuses_more_than_eleven_cards_at_once(size):
 
 
 @pytest.mark.nojit
-def test_solver_still_takes_eleven_cards():
+def test_the_solver_takes_eleven_cards():
     assert melds.min_deadwood("4S AC 2C 3C 4C 5C 3D 4D 2H 3H 4H") == 8
     assert melds.arrange("AS 2S 3S")[0] == [[0, 1, 2]]

@@ -61,7 +61,7 @@ def test_a_deeply_nested_save_file_is_one_clear_error(tmp_path, capsys):
     assert f"{play.PROG}: error:" in out and "nested too deeply" in out, out
 
 
-def test_a_valid_save_file_still_loads(tmp_path):
+def test_a_valid_save_file_loads(tmp_path):
     game, human, opponent = play.load_match(str(save_file(tmp_path)))
     assert (human, opponent, game.events) == (0, "greedy", Game(seed=3).events)
 

@@ -129,7 +129,7 @@ def test_a_damaged_training_state_is_refused_at_resume_naming_the_field(saved, t
     assert fragment in resume_damaged(saved, tmp_path, damage)
 
 
-def test_the_undamaged_state_still_resumes(saved):
+def test_the_undamaged_state_resumes(saved):
     run = TrainingRun.resume(saved)
     assert run.progress.update == 2 and len(run.pool.snapshots) == 2
 
