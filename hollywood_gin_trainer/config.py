@@ -161,6 +161,10 @@ class PPOConfig:
     """gradient-norm clipping"""
     target_kl: float = field(default=0.02, metadata=_allowed(0.0, 10.0))
     """stop an update's epochs once the approximate KL passes this (0 = never)"""
+    bf16: bool = False
+    """the update's forward passes under torch.autocast in bfloat16 (the gradients and Adam stay float32): about
+    1.4x the update's rows/s on a CPU with AVX-512 BF16, far slower on one without it; other weights than float32
+    (other roundings). Off by default: benchmarks/README.md has the figures"""
 
 
 @dataclass
