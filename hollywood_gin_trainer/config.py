@@ -65,7 +65,8 @@ class TrainConfig:
     env_threads: int | None = field(default=None, metadata=_allowed(1, MAX_THREADS))
     """kernel threads of the rollout (the engine, the encoder, the heuristics, the lookahead inputs, the privileged
     view, the play-outs, the reward credit and GAE; hollywood_gin_env/engine/threads.py), 1..1024; absent (None): the
-    CPUs this process may use (os.sched_getaffinity). The same seed trains the same weights for every count. With
+    CPUs this process may use (os.sched_getaffinity) less torch_threads, at least 1 (one on a 2-CPU machine, the
+    fastest count measured there). The same seed trains the same weights for every count. With
     `workers = K > 1` each Ray worker takes 1 unless this is set (then each takes this many). docs/TRAINING.md,
     "Threads": how to split the cores between this and torch_threads"""
     max_minutes: float = field(default=115.0, metadata=_allowed(0.0))
@@ -155,6 +156,10 @@ class PPOConfig:
     """gradient-norm clipping"""
     target_kl: float = field(default=0.02, metadata=_allowed(0.0, 10.0))
     """stop an update's epochs once the approximate KL passes this (0 = never)"""
+    bf16: bool = False
+    """the update's forward passes under torch.autocast in bfloat16 (the gradients and Adam stay float32): about
+    1.4x the update's rows/s on a CPU with AVX-512 BF16, far slower on one without it; other weights than float32
+    (other roundings). Off by default: benchmarks/README.md has the figures"""
 
 
 @dataclass

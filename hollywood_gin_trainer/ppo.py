@@ -149,8 +149,9 @@ def _minibatch_step(
     config: PPOConfig,
     ent_coef: float,
 ) -> dict[str, float]:
-    """One gradient step on the rows idx."""
-    loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
+    """One gradient step on the rows idx (its forward pass in bfloat16 where `config.bf16`)."""
+    with torch.autocast(batch.obs.device.type, dtype=torch.bfloat16, enabled=config.bf16):
+        loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
     optimizer.zero_grad()
     loss.backward()
     nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)

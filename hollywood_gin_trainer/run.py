@@ -30,11 +30,11 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents.policy import save_checkpoint
-from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads
+from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
 from hollywood_gin_trainer.arena import Arena, RolloutTimings
-from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.config import Config, TrainConfig
 from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_update
@@ -49,6 +49,14 @@ from hollywood_gin_trainer.trainstate import (
     restore_rng,
 )
 from hollywood_gin_trainer.warmstart import clone, collect_teacher
+
+
+def env_threads_of(train: TrainConfig) -> int:
+    """`train.env_threads`, or where it is absent the CPUs this process may use less torch's `train.torch_threads`
+    (at least one): torch's threads spin on their CPUs after each forward pass, so kernels there slow both."""
+    if train.env_threads is None:
+        return threads_beside(train.torch_threads)
+    return check_num_threads(train.env_threads, "train.env_threads")
 
 
 def resolve_device(name: str) -> torch.device:
@@ -85,9 +93,9 @@ class TrainingRun:
         self.rules = config.make_rules()
         seed = config.train.seed
         torch.set_num_threads(config.train.torch_threads)
-        # the rollout's kernel threads (None: this process's default); made the process default too, as torch's
-        # are, so that what the run builds without being told (the warm start's teacher matches) takes as many
-        self.env_threads = check_num_threads(config.train.env_threads, "train.env_threads")
+        # the rollout's kernel threads; made the process default too, as torch's are, so that what the run builds
+        # without being told (the warm start's teacher matches) takes as many
+        self.env_threads = env_threads_of(config.train)
         set_default_threads(self.env_threads)
         random.seed(seed)
         np.random.seed(seed)

@@ -70,15 +70,16 @@ def test_the_envs_the_agents_and_the_evaluator_refuse_a_bad_thread_count_by_name
         Schedule(env_threads=0)
 
 
-def test_the_default_thread_count_is_the_cpus_this_process_may_use():
-    """None means the affinity mask's CPUs, as os.sched_getaffinity counts them (unless a program set another)."""
+def test_the_default_thread_count_is_the_affinity_masks_cpus_but_one():
+    """None means the affinity mask's CPUs, as os.sched_getaffinity counts them, less one, at least one (unless a
+    program set another count)."""
     import os
 
     before = threads.default_threads()  # a rollout worker built in this process sets 1
     threads.set_default_threads(None)
     try:
-        assert threads.check_num_threads(None) == len(os.sched_getaffinity(0))
-        assert SelfPlayVectorEnv(2).threads.num_threads == len(os.sched_getaffinity(0))
+        assert threads.check_num_threads(None) == max(1, len(os.sched_getaffinity(0)) - 1)
+        assert SelfPlayVectorEnv(2).threads.num_threads == max(1, len(os.sched_getaffinity(0)) - 1)
     finally:
         threads.set_default_threads(before)
 
@@ -338,7 +339,8 @@ def test_an_evaluation_report_is_identical_for_every_thread_count(one_row_slices
 
 
 def test_set_default_threads_changes_what_none_means_until_reset():
-    """A program sets the process's default once (the benchmark per measured count); None restores the CPUs."""
+    """A program sets the process's default once (the benchmark per measured count); None restores the rule's
+    count (every CPU but one, at least one)."""
     import os
 
     before = threads.default_threads()
@@ -350,9 +352,36 @@ def test_set_default_threads_changes_what_none_means_until_reset():
             threads.set_default_threads(0)
         assert threads.default_threads() == 3  # a refused value changes nothing
         threads.set_default_threads(None)
-        assert threads.default_threads() == len(os.sched_getaffinity(0))
+        assert threads.default_threads() == max(1, len(os.sched_getaffinity(0)) - 1)
     finally:
         threads.set_default_threads(before)
+
+
+@pytest.mark.parametrize(("cpus", "expected"), [(1, 1), (2, 1), (4, 3), (16, 15)])
+def test_the_default_kernel_thread_count_is_every_cpu_but_one(monkeypatch, cpus, expected):
+    """Without a count set, the kernels take every CPU the process may use but one (a learner's torch threads use
+    it), and never fewer than one."""
+    monkeypatch.setattr(threads, "available_cpus", lambda: cpus)
+    before = threads.default_threads()
+    try:
+        threads.set_default_threads(None)
+        assert threads.default_threads() == expected
+    finally:
+        threads.set_default_threads(before)
+
+
+@pytest.mark.parametrize(("cpus", "torch_threads", "env_threads", "expected"), [
+    (2, 2, None, 1), (2, 1, None, 1), (16, 2, None, 14), (1, 4, None, 1), (2, 2, 3, 3),
+])  # fmt: skip
+def test_the_trainer_gives_its_kernels_the_cpus_torch_does_not_take(
+    monkeypatch, cpus, torch_threads, env_threads, expected
+):
+    """`train.env_threads` absent: the CPUs less `train.torch_threads`, at least one; set: exactly that count."""
+    from hollywood_gin_trainer.config import TrainConfig
+    from hollywood_gin_trainer.run import env_threads_of
+
+    monkeypatch.setattr(threads, "available_cpus", lambda: cpus)
+    assert env_threads_of(TrainConfig(torch_threads=torch_threads, env_threads=env_threads)) == expected
 
 
 def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch, one_row_slices):

@@ -55,8 +55,8 @@ def check_deck(deck: object) -> np.ndarray:
 class Engine:
     """N matches as struct-of-arrays state (`self.state`; `self.arrays` is its tuple), stepped by numba kernels.
 
-    `num_threads` (default: the CPUs this process may use) runs the kernels over slices of the matches
-    (hollywood_gin_env/engine/threads.py); every thread count gives the same matches.
+    `num_threads` (default: every CPU this process may use but one, at least one) runs the kernels over slices of
+    the matches (hollywood_gin_env/engine/threads.py); every thread count gives the same matches.
     """
 
     def __init__(self, num_matches: int, rules: Rules | None = None, num_threads: int | None = None) -> None:

@@ -16,11 +16,14 @@ microseconds of Python per slice (slicing the arrays, a future); `grain` keeps s
 that (benchmarks/README.md, "Threads").
 
 One knob, `num_threads` (the envs' `num_threads=`, evaluate.py's `--env-threads`, the trainer's
-`train.env_threads`): default the CPUs this process may use (`os.sched_getaffinity`), or the count a program set
-with `set_default_threads` (as torch.set_num_threads does for torch). Objects keep the count, not the threads:
-`kernel_threads(num_threads)` hands out one shared `KernelThreads` per count for the process, so a pickled agent or
-env (Ray) carries an int. A `run` nested inside another's slice runs inline, so kernels that call kernels never
-deadlock.
+`train.env_threads`): default every CPU this process may use (`os.sched_getaffinity`) but one, at least one, or the
+count a program set with `set_default_threads` (as torch.set_num_threads does for torch). Why not every CPU: a
+learner's torch threads share the process (or the machine) with the kernels, and after each forward pass they
+spin-wait on their CPUs; a kernel thread on such a CPU slows both. The trainer leaves torch its `train.torch_threads`
+(`threads_beside`). On the 2-CPU machines this project measures on, one kernel thread was the fastest count for the
+default recipe (benchmarks/README.md, "Threads"). Objects keep the count, not the threads: `kernel_threads(num_threads)`
+hands out one shared `KernelThreads` per count for the process, so a pickled agent or env (Ray) carries an int. A
+`run` nested inside another's slice runs inline, so kernels that call kernels never deadlock.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-_default: list[int | None] = [None]  # set_default_threads' count; None: available_cpus()
+_default: list[int | None] = [None]  # set_default_threads' count; None: threads_beside(1)
 
 
 def set_default_threads(num_threads: int | None) -> None:
@@ -62,9 +65,14 @@ def set_default_threads(num_threads: int | None) -> None:
     _default[0] = None if num_threads is None else check_num_threads(num_threads)
 
 
+def threads_beside(busy: int) -> int:
+    """Kernel threads for the CPUs this process may use less `busy` of them (a learner's torch threads), at least 1."""
+    return max(1, available_cpus() - busy)
+
+
 def default_threads() -> int:
-    """The count `num_threads=None` means: `set_default_threads`'s, else the CPUs this process may use."""
-    return available_cpus() if _default[0] is None else _default[0]
+    """The count `num_threads=None` means: `set_default_threads`'s, else every CPU this process may use but one."""
+    return threads_beside(1) if _default[0] is None else _default[0]
 
 
 def check_num_threads(value: object, name: str = "num_threads") -> int:
@@ -74,7 +82,8 @@ def check_num_threads(value: object, name: str = "num_threads") -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_THREADS:
         raise ValueError(
             f"{name}={value!r} is not allowed: use an integer from 1 to {MAX_THREADS} "
-            f"(default: {default_threads()}: the CPUs this process may use, unless set_default_threads changed it)"
+            f"(default: {default_threads()}: the CPUs this process may use but one, unless set_default_threads "
+            "changed it)"
         )
     return int(value)
 

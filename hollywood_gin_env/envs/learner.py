@@ -38,8 +38,8 @@ __all__ = ["ILLEGAL_MODES", "LearnerMatches", "deal_options", "match_seeds"]
 class LearnerMatches:
     """N matches from the learner's seats; `step` plays the opponent until the learner acts again.
 
-    `num_threads` (default: the CPUs this process may use) runs the kernels over slices of the matches, and
-    an opponent given by name gets as many; the results are the same for every count.
+    `num_threads` (default: every CPU this process may use but one, at least one) runs the kernels over slices of
+    the matches, and an opponent given by name gets as many; the results are the same for every count.
     """
 
     def __init__(

@@ -19,7 +19,7 @@ def resolve_opponent(opponent: Any, num_threads: int | None = None) -> tuple[Act
     "random" (or None) is built in: it draws from each match's own env stream, so seeded runs
     repeat exactly and a vector env equals single envs seeded alike. Other names ("greedy",
     "expert", "bot", "checkpoint:PATH") are loaded by `hollywood_gin_env.agents.load_agent` with
-    `num_threads` kernel threads (default: the CPUs this process may use). An agent with
+    `num_threads` kernel threads (default: every CPU this process may use but one, at least one). An agent with
     `reset(seed)` (the agents/ protocol) is reseeded whenever the env is reset with a seed.
     """
     if opponent is None or opponent == BUILTIN_RANDOM:

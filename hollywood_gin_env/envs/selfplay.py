@@ -62,9 +62,9 @@ class SelfPlayVectorEnv:
     `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
 
     ## Threads
-    `num_threads` (default: the CPUs this process may use; 1..1024) runs the engine and the encoder over
-    slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` are those threads, for
-    the caller's own per-match kernels. Every thread count gives the same steps.
+    `num_threads` (default: every CPU this process may use but one, at least one; 1..1024) runs the engine and the
+    encoder over slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` are
+    those threads, for the caller's own per-match kernels. Every thread count gives the same steps.
 
     ## Engine
     `engine` is the batched `Engine` the matches run in (read it; do not step it).

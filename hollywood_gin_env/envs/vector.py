@@ -41,7 +41,7 @@ class HollywoodGinVectorEnv(VectorEnv):
     `options={"deck": one deck or N decks (None rows shuffled), "first_dealer": 0, 1 or N of them}`.
 
     ## Threads
-    `num_threads` (default: the CPUs this process may use, `os.sched_getaffinity`; 1..1024) runs the
+    `num_threads` (default: every CPU this process may use but one, at least one; 1..1024) runs the
     engine, the encoder and an opponent given by name over slices of the matches on that many threads of
     this process (hollywood_gin_env/engine/threads.py). Each match keeps its own random streams, so every thread
     count gives the same observations, rewards and actions.

@@ -1,0 +1,316 @@
+"""Strength per minute of training: our trainer's recipes against sb3-contrib's MaskablePPO, same machine and threads.
+
+    python benchmarks/learn.py                         # quick, shipped, maskable: 40 minutes each, then scoring
+    python benchmarks/learn.py --trainers shipped --minutes 95 --marks 20 40 60 80 95 --out runs/learn-shipped
+    python benchmarks/learn.py --score-only --out runs/learn   # the report again from the saved policies
+    python benchmarks/learn.py --smoke                 # seconds: checks the benchmark runs (CI), figures not meant
+
+Each trainer learns for `--minutes` of wall-clock time, alone in a child process, with `--threads` torch threads:
+
+- `quick`: `hollywood-gin train --config configs/quick.toml` (a warm start, then 20 PPO updates: done in a few
+  minutes; its final policy stands for the later marks);
+- `shipped`: the shipped bot's recipe (configs/default.toml), cut at the budget;
+- `maskable`: `MaskablePPO("MultiInputPolicy", make_vec_env("HollywoodGin-v1", n_envs=8, env_kwargs={"opponent":
+  "greedy", "episode": "hand"}))` with sb3-contrib's default hyperparameters, as its users run it.
+
+The policy each trainer has when the clock passes a mark (`--marks`, minutes) is saved: ours at the first update
+boundary after the mark (a few seconds later), MaskablePPO at the step. A mark passed during our warm start gets
+the network as initialised (that is what the user has then). Our trainer's own evaluations are off: every policy is
+scored afterwards, the same way, by duplicate-deal matches (`--matches` per opponent, seeded on deals no trainer
+saw) against `greedy` and `expert`, with Wilson 95% intervals. Secondary: each trainer's learner decisions per
+second (ours in the PPO phase; MaskablePPO's env steps), and their ratio.
+
+Output under `--out`: each trainer's folder (its policies and marks.json), learn.json (every figure), learn.png
+(match win rate against minutes, one line per trainer, intervals shaded, one panel per opponent) and the table on
+stdout. A trainer whose marks.json exists is not trained again (delete its folder to redo it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TRAINERS = ("quick", "shipped", "maskable")
+RECIPES = {"quick": "configs/quick.toml", "shipped": "configs/default.toml", "smoke": "configs/smoke.toml"}
+OPPONENTS = ("greedy", "expert")
+#: The scoring matches' seed: deals of their own, never those of a training run.
+SCORE_SEED = 7_000_003
+MASKABLE_KWARGS = {"opponent": "greedy", "episode": "hand"}
+
+
+class Clock:
+    """Minutes since the trainer started, and which marks have passed."""
+
+    def __init__(self, marks: list[float]) -> None:
+        self.start, self.pending = time.perf_counter(), sorted(marks)
+
+    def minutes(self) -> float:
+        """Wall-clock minutes since the start."""
+        return (time.perf_counter() - self.start) / 60
+
+    def passed(self) -> list[float]:
+        """The marks passed since the last call (each once)."""
+        now = self.minutes()
+        done = [m for m in self.pending if m <= now]
+        self.pending = [m for m in self.pending if m > now]
+        return done
+
+
+def train_ours(name: str, minutes: float, marks: list[float], folder: Path, threads: int, seed: int) -> dict:
+    """Our recipe `name` for `minutes`; the policy at each mark saved in folder."""
+    from hollywood_gin_trainer.config import load_config
+    from hollywood_gin_trainer.run import TrainingRun, resolve_device
+
+    overrides = [f"train.seed={seed}", f"train.torch_threads={threads}", "train.max_minutes=0", "eval.every=0"]
+    config = load_config(str(ROOT / RECIPES[name]), overrides)
+    clock, saved = Clock(marks), []
+    run = TrainingRun.create(config, resolve_device("cpu"))
+
+    def save(label: str, marks_now: list[float]) -> None:
+        path = folder / f"policy-{label}.pt"
+        run.save_policy(path)
+        saved.extend({"mark": m, "policy": path.name, "minutes": clock.minutes()} for m in marks_now)
+
+    save("init", [])  # the network as initialised: what a mark during the warm start has
+    run.start()
+    init_marks = clock.passed()
+    saved.extend({"mark": m, "policy": "policy-init.pt", "minutes": m} for m in init_marks)
+    decisions, ppo_start, update = 0, time.perf_counter(), 0
+    while update < config.train.updates and clock.minutes() < minutes:
+        update += 1
+        _, ent_coef = run.schedule(update)
+        batch = run.collect()
+        run.learn(batch, ent_coef)
+        run.snapshot(update)
+        decisions += len(batch)
+        marks_now = clock.passed()
+        if marks_now:
+            save(f"{marks_now[-1]:g}min", marks_now)
+    ppo_seconds = time.perf_counter() - ppo_start
+    if clock.pending:  # the recipe finished before the budget: its final policy stands for the later marks
+        save("final", clock.pending)
+    run.close()
+    return {"marks": saved, "decisions": decisions, "decisions_per_s": decisions / max(ppo_seconds, 1e-9)}
+
+
+def train_maskable(minutes: float, marks: list[float], folder: Path, threads: int, seed: int, smoke: bool) -> dict:
+    """MaskablePPO with its defaults for `minutes`; the model at each mark saved in folder."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    import hollywood_gin_env  # noqa: F401  (registers HollywoodGin-v1)
+
+    torch.set_num_threads(threads)
+    envs = make_vec_env("HollywoodGin-v1", n_envs=8, seed=seed, env_kwargs=MASKABLE_KWARGS)
+    kwargs = {"n_steps": 16, "batch_size": 16} if smoke else {}
+    model = MaskablePPO("MultiInputPolicy", envs, seed=seed, verbose=0, device="cpu", **kwargs)
+    clock, saved = Clock(marks), []
+
+    class AtMarks(BaseCallback):
+        def _on_step(self) -> bool:
+            marks_now = clock.passed()
+            if marks_now:
+                path = folder / f"policy-{marks_now[-1]:g}min.zip"
+                self.model.save(path)
+                saved.extend({"mark": m, "policy": path.name, "minutes": clock.minutes()} for m in marks_now)
+            return clock.minutes() < minutes
+
+    started = time.perf_counter()
+    model.learn(total_timesteps=10**12, callback=AtMarks())
+    elapsed = time.perf_counter() - started
+    return {"marks": saved, "decisions": model.num_timesteps, "decisions_per_s": model.num_timesteps / elapsed}
+
+
+class MaskableAgent:
+    """A saved MaskablePPO model as an agent of this package: its deterministic action for each row."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        from sb3_contrib import MaskablePPO
+
+        self.model, self.name = MaskablePPO.load(path, device="cpu"), name
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """int64[B] actions for a batch of observations and masks."""
+        obs = {"observation": observations, "action_mask": action_masks}
+        actions, _ = self.model.predict(obs, action_masks=action_masks.astype(bool), deterministic=True)
+        return np.asarray(actions, dtype=np.int64)
+
+
+def agent_of(folder: Path, policy: str, label: str):
+    """The agent a saved policy file is (a checkpoint of ours, or a MaskablePPO zip)."""
+    from hollywood_gin_env.agents import load_agent
+
+    if policy.endswith(".zip"):
+        return MaskableAgent(folder / policy, label)
+    agent = load_agent(f"checkpoint:{folder / policy}")
+    agent.name = label
+    return agent
+
+
+def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
+    """Every saved policy against each opponent: one row per trainer and mark."""
+    from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs, summarize_pair
+
+    rows, cache = [], {}
+    for trainer in trainers:
+        folder = out / trainer
+        record = json.loads((folder / "marks.json").read_text())
+        for mark in record["marks"]:
+            key = (trainer, mark["policy"])
+            if key not in cache:
+                label = f"{trainer}-{Path(mark['policy']).stem.removeprefix('policy-')}"
+                agent = agent_of(folder, mark["policy"], label)
+                pairs = [(agent, opponent) for opponent in OPPONENTS]
+                records = evaluate_pairs(pairs, matches, seed=SCORE_SEED, schedule=Schedule(workers=1))
+                cache[key] = {o: summarize_pair(r) for o, r in zip(OPPONENTS, records, strict=True)}
+            figures = cache[key]
+            row = {"trainer": trainer, "mark": mark["mark"], "policy": mark["policy"], "minutes": mark["minutes"]}
+            for o in OPPONENTS:
+                row[f"win_vs_{o}"] = figures[o]["match_win_rate"]
+                row[f"ci_vs_{o}"] = figures[o]["match_win_ci95"]
+                row[f"points_vs_{o}"] = figures[o]["points_per_hand"]
+            rows.append(row)
+    return rows
+
+
+def catch_up(rows: list[dict], reference: str = "maskable") -> dict:
+    """For each of our trainers: the first mark at which it wins at least the reference's last-mark rate against
+    `greedy`, and whether it is ahead at every mark by more than the intervals (its lower bound above the
+    reference's upper bound)."""
+    ref = sorted((r for r in rows if r["trainer"] == reference), key=lambda r: r["mark"])
+    if not ref:
+        return {}
+    target, ref_at = ref[-1]["win_vs_greedy"], {r["mark"]: r for r in ref}
+    found = {}
+    for trainer in sorted({r["trainer"] for r in rows} - {reference}):
+        mine = sorted((r for r in rows if r["trainer"] == trainer), key=lambda r: r["mark"])
+        reached = next((r["mark"] for r in mine if r["win_vs_greedy"] >= target), None)
+        ahead = all(r["ci_vs_greedy"][0] > ref_at[r["mark"]]["ci_vs_greedy"][1] for r in mine if r["mark"] in ref_at)
+        found[trainer] = {"minutes_to_reference_final": reached, "ahead_at_every_mark": ahead}
+    return found
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Match win rate against minutes, one line per trainer, its 95% interval shaded; a panel per opponent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(OPPONENTS), figsize=(11, 4.2), sharey=True)
+    for ax, opponent in zip(axes, OPPONENTS, strict=True):
+        for trainer in dict.fromkeys(r["trainer"] for r in rows):
+            mine = sorted((r for r in rows if r["trainer"] == trainer), key=lambda r: r["mark"])
+            x = [r["mark"] for r in mine]
+            ax.plot(x, [100 * r[f"win_vs_{opponent}"] for r in mine], marker="o", label=trainer)
+            low, high = ([100 * r[f"ci_vs_{opponent}"][k] for r in mine] for k in (0, 1))
+            ax.fill_between(x, low, high, alpha=0.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("minutes of training (wall clock)")
+        ax.set_title(f"against {opponent}")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("matches won, % (duplicate deals, 95% interval)")
+    axes[0].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def report(rows: list[dict], speeds: dict, caught: dict) -> str:
+    """The table printed on stdout."""
+    lines = [f"{'trainer':<10}{'mark':>6}{'saved at':>10}  {'vs greedy [95%]':<24}{'vs expert [95%]':<24}"]
+    for r in rows:
+        cells = [
+            f"{100 * r[f'win_vs_{o}']:5.1f}% [{100 * r[f'ci_vs_{o}'][0]:4.1f}, {100 * r[f'ci_vs_{o}'][1]:4.1f}]"
+            for o in OPPONENTS
+        ]
+        lines.append(f"{r['trainer']:<10}{r['mark']:>5g}m{r['minutes']:>9.1f}m  {cells[0]:<24}{cells[1]:<24}")
+    for trainer, figures in speeds.items():
+        lines.append(f"{trainer}: {figures['decisions_per_s']:,.0f} learner decisions/s")
+    for trainer, figures in caught.items():
+        lines.append(
+            f"{trainer}: reaches MaskablePPO's final rate against greedy at {figures['minutes_to_reference_final']} "
+            f"minutes; ahead at every mark beyond the intervals: {figures['ahead_at_every_mark']}"
+        )
+    return "\n".join(lines)
+
+
+def train_in_child(trainer: str, args: argparse.Namespace) -> None:
+    """Train one trainer in a child process of its own (threads, memory and imports of its own)."""
+    command = [sys.executable, __file__, "--train", trainer, "--out", str(args.out), "--minutes", str(args.minutes)]
+    command += ["--threads", str(args.threads), "--seed", str(args.seed), "--marks", *map(str, args.marks)]
+    subprocess.run(command + (["--smoke"] if args.smoke else []), check=True)
+
+
+def train_one(args: argparse.Namespace) -> None:
+    """The child's work: train `args.train` and write its marks.json."""
+    folder = args.out / args.train
+    folder.mkdir(parents=True, exist_ok=True)
+    if args.train == "maskable":
+        result = train_maskable(args.minutes, args.marks, folder, args.threads, args.seed, args.smoke)
+    else:
+        recipe = "smoke" if args.smoke else args.train
+        result = train_ours(recipe, args.minutes, args.marks, folder, args.threads, args.seed)
+    result.update(trainer=args.train, budget_minutes=args.minutes, threads=args.threads, seed=args.seed)
+    (folder / "marks.json").write_text(json.dumps(result, indent=1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train each trainer (unless done), score every saved policy, print and write the report."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trainers", nargs="+", choices=TRAINERS, default=list(TRAINERS))
+    parser.add_argument("--minutes", type=float, default=40.0, help="wall-clock budget of each trainer")
+    parser.add_argument("--marks", type=float, nargs="+", default=[2, 5, 10, 20, 40], help="minutes to save at")
+    parser.add_argument("--matches", type=int, default=400, help="scoring matches per opponent (even)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads of every trainer and the scoring")
+    parser.add_argument("--seed", type=int, default=0, help="every trainer's seed")
+    parser.add_argument("--out", type=Path, default=Path("runs/learn"))
+    parser.add_argument("--score-only", action="store_true", help="report the policies saved under --out")
+    parser.add_argument("--json", action="store_true", help="print learn.json's object last")
+    parser.add_argument("--smoke", action="store_true", help="seconds of tiny training (CI): figures not meant")
+    parser.add_argument("--train", choices=TRAINERS, help=argparse.SUPPRESS)  # the child process's work
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.minutes, args.marks, args.matches = 0.05, [0.02, 0.05], 8
+        args.out = args.out if argv and "--out" in argv else Path("runs/learn-smoke")
+    if args.train:
+        train_one(args)
+        return 0
+    for trainer in args.trainers:
+        if not args.score_only and not (args.out / trainer / "marks.json").exists():
+            train_in_child(trainer, args)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    rows = score(args.out, args.trainers, args.matches)
+    speeds = {t: json.loads((args.out / t / "marks.json").read_text()) for t in args.trainers}
+    speeds = {t: {"decisions_per_s": r["decisions_per_s"], "decisions": r["decisions"]} for t, r in speeds.items()}
+    caught = catch_up(rows)
+    result = {"rows": rows, "speeds": speeds, "catch_up": caught, "matches": args.matches, "seed": SCORE_SEED}
+    if "maskable" in speeds:
+        result["decisions_per_s_ratio"] = {
+            t: s["decisions_per_s"] / speeds["maskable"]["decisions_per_s"] for t, s in speeds.items()
+        }
+    (args.out / "learn.json").write_text(json.dumps(result, indent=1))
+    plot(rows, args.out / "learn.png")
+    print(report(rows, speeds, caught))
+    print(f"wrote {args.out / 'learn.json'} and {args.out / 'learn.png'}")
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    raise SystemExit(main())
