@@ -134,3 +134,15 @@ def test_the_import_contracts_hold():
     done = subprocess.run([command, "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "5 kept, 0 broken" in done.stdout
+
+
+def test_no_test_module_imports_another():
+    """Shared test helpers live in conftest.py or a helper module (tests/play_helpers.py, ...), never in a test module
+    that another imports: each test module stands alone."""
+    reaches = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for module, item in imported_names(path, f"tests.{path.stem}", False):
+            target = f"{module}.{item}" if module == "tests" and item else module
+            if target.startswith("tests.test_") and target != f"tests.{path.stem}":
+                reaches.append(f"{path.name} imports {target}")
+    assert reaches == []

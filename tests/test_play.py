@@ -14,7 +14,7 @@ from hollywood_gin_env.rules.cards import card_name
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 
-from tests.terminal_session import BOT_CARDS, CARD, E1_DECK, FIRST_WAIT, leave, screen, spawn  # noqa: E402
+from tests.play_helpers import BOT_CARDS, CARD, E1_DECK, FIRST_WAIT, leave, screen, spawn  # noqa: E402
 
 
 def test_e1_an_illegal_command_and_a_hand_to_its_scored_end(tmp_path):

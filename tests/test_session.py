@@ -11,7 +11,7 @@ from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.session import Session, SessionError, choose_seat, load_match
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_TAKE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import parse_card
-from tests.test_play import E1_DECK
+from tests.play_helpers import E1_DECK
 
 
 def e1(hold: bool = False, save: str | None = None) -> Session:

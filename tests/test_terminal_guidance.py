@@ -19,7 +19,7 @@ from hollywood_gin_env.play.session import Session
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.melds import arrange
-from tests.terminal_session import E1_DECK
+from tests.play_helpers import E1_DECK
 
 
 def e1_after_the_take() -> tuple[Game, int]:

@@ -16,7 +16,7 @@ from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.hints import hint_lines
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name, parse_cards
-from tests.terminal_session import E1_DECK, FIRST_WAIT, ROOT, screen, spawn
+from tests.play_helpers import E1_DECK, FIRST_WAIT, ROOT, screen, spawn
 
 pexpect = pytest.importorskip("pexpect", reason="pexpect is in the test extra")
 

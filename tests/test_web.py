@@ -20,7 +20,7 @@ from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.session import Session
 from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.options import Rules
-from tests.test_play import E1_DECK
+from tests.play_helpers import E1_DECK, E1_SEAT
 
 pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
 from starlette.testclient import TestClient  # noqa: E402
@@ -29,7 +29,6 @@ from hollywood_gin_env.play.web.app import MAX_BODY, create_app  # noqa: E402
 from hollywood_gin_env.play.web.matches import Matches, session_maker  # noqa: E402
 from hollywood_gin_env.play.web.view import legal_moves  # noqa: E402
 
-E1_SEAT = str(1 - Game(seed=0, deck=E1_DECK).dealer)  # the human is E1's non-dealer, who knocks
 CARD = re.compile(r"\b(?:[A2-9TJQK]|10)[SHDC]\b")
 #: Every key a payload may hold. A new field fails this test until someone has checked what it reveals.
 KEYS = {

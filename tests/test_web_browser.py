@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_play import E1_DECK, FIRST_WAIT, ROOT
-from tests.test_web import E1_SEAT
+from tests.play_helpers import E1_DECK, E1_SEAT, FIRST_WAIT, ROOT
 
 pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")
 httpx = pytest.importorskip("httpx2", reason="httpx2 is in the test extra")

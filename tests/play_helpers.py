@@ -1,4 +1,5 @@
-"""What the tests of the terminal program share: the E1 deal, and `python play.py` in a pseudo-terminal (pexpect)."""
+"""What the tests of human play share: the E1 deal and its knocker's seat, and `python play.py` in a pseudo-terminal
+(pexpect)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from hollywood_gin_env.engine.game import Game
 from tests.subprocess_signals import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,6 +21,7 @@ E1_DECK = (
     "3H 6H 4H 8H 5H AD 8C 2D 8D 3D 8S 7C JS 7D QS 5S KS 9S 9D KH 2C AS 2S 3S 4S 6S 7S TS AH 2H 7H 9H TH "
     "JH QH 4D 5D 6D TD JD QD KD AC 3C 4C 5C 6C 9C TC JC QC KC"
 )
+E1_SEAT = str(1 - Game(seed=0, deck=E1_DECK).dealer)  # the human is E1's non-dealer, who knocks
 FIRST_WAIT = 300  # a cold numba cache compiles the kernels on the first start
 
 
