@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -272,28 +273,19 @@ def play_hands(
 
 
 def play_chunk(
-    agents: tuple[AgentProtocol, AgentProtocol],
-    num_matches: int,
-    seed: int,
-    start: int,
-    stop: int,
-    rules: Rules | None = None,
-    on_step: Callable[[int], object] | None = None,
-    num_threads: int | None = None,
-    names: tuple[str, str] | None = None,
-    max_decisions: int = MAX_MATCH_DECISIONS,
+    agents: tuple[AgentProtocol, AgentProtocol], num_matches: int, seed: int, start: int, stop: int, **options: Any
 ) -> PairRecord:
-    """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`.
+    """Matches [start, stop) of num_matches duplicate matches of A against B, batched in one `Engine`: the record of
+    their matches, games, decisions and hands, and the seconds they took.
 
-    `on_step(finished)` is called after every step with the number of this chunk's matches finished (or aborted
-    at `max_decisions` decisions: module docstring). The engine runs on `num_threads` kernel threads (default: the
-    CPUs this process may use); the results do not depend on it. The record names the agents `names` (the report's
-    labels), by default the agents' own names.
+    `options` are `play_hands`' (`rules`, `on_step`, `num_threads`, `names`, `max_decisions`): `on_step(finished)`
+    is called after every step with the number of this chunk's matches finished (or aborted at `max_decisions`
+    decisions: module docstring); the engine runs on `num_threads` kernel threads (default: the process's), and the
+    results do not depend on it; the record names the agents `names` (the report's labels), by default the agents'
+    own names.
     """
     begin = time.perf_counter()
-    record, hands = play_hands(
-        agents, num_matches, seed, start, stop, rules, on_step, num_threads, names, max_decisions
-    )
+    record, hands = play_hands(agents, num_matches, seed, start, stop, **options)
     _add_hands(record, hands)
     record.seconds = time.perf_counter() - begin
     return record
@@ -394,5 +386,13 @@ def play_job(
         if hasattr(agent, "reset"):
             agent.reset(agent_seed)
     return play_chunk(
-        agents, job.num_matches, job.seed, job.start, job.stop, job.rules, on_step, job.env_threads, job.names
+        agents,
+        job.num_matches,
+        job.seed,
+        job.start,
+        job.stop,
+        rules=job.rules,
+        on_step=on_step,
+        num_threads=job.env_threads,
+        names=job.names,
     )

@@ -90,8 +90,8 @@ def play_pair(
                     seed,
                     start,
                     stop,
-                    rules,
-                    lambda done, start=start: bar.update(start + done - bar.n),
+                    rules=rules,
+                    on_step=lambda done, start=start: bar.update(start + done - bar.n),
                 )
             )
     return record
