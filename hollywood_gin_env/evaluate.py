@@ -38,6 +38,7 @@ from hollywood_gin_env.duplicate import (
 )
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.stats import Z95, bradley_terry, points_standard_error, wilson_interval
+from hollywood_gin_env.terminal import ArgumentParser, printable_message
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
@@ -464,7 +465,7 @@ PROG = "hollywood-gin evaluate"
 
 def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command line's options; `prog` is the command as the user typed it, for usage and errors."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog, description=__doc__.split("\n")[0], epilog="See docs/EVALUATION.md and docs/SCALING.md."
     )
     add = parser.add_argument
@@ -556,7 +557,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     except EvaluationError as error:
-        print(f"{prog}: evaluation stopped: {error}", file=sys.stderr)
+        print(printable_message(f"{prog}: evaluation stopped: {error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return _interrupted(args, finished)

@@ -126,14 +126,19 @@ def _hidden_hand_line(game: TableSnapshot, seat: int, names: tuple[str, str]) ->
     return line
 
 
-def table(game: TableSnapshot, viewer: int | None = None, names: Sequence[str] | None = None) -> Text:
-    """The table as rich text, from `viewer`'s seat (0 or 1) or, with None, with every card shown."""
-    if viewer not in (None, 0, 1) or isinstance(viewer, bool):
-        raise ValueError(f"viewer={viewer!r} is not allowed: use 0, 1 or None (everything)")
+def table(
+    game: TableSnapshot, viewer: int | None = None, names: Sequence[str] | None = None, own_seat: int | None = None
+) -> Text:
+    """The table as rich text, from `viewer`'s seat (0 or 1) or, with None, with every card shown; `own_seat` is laid
+    out as the player's own, its hand last and its score column first (default: the viewer's; else seat order)."""
+    for name, value in (("viewer", viewer), ("own_seat", own_seat)):
+        if value not in (None, 0, 1) or isinstance(value, bool):
+            raise ValueError(f"{name}={value!r} is not allowed: use 0, 1 or None (everything)")
     seat = seat_names(viewer, names)
+    own = viewer if own_seat is None else own_seat
     dealer = seat[game.dealer]
     lines = [Text(f"Hand {game.hand_number} · {dealer} {verb(dealer, 'deal', 'deals')} · ") + _pile_line(game, viewer)]
-    for p in (0, 1) if viewer is None else (1 - viewer, viewer):
+    for p in (0, 1) if own is None else (1 - own, own):
         if p == viewer or viewer is None:
             label = "Your hand" if seat[p] == "You" else seat[p]
             lines.append(Text.assemble((f"{label}: ", "bold"), arranged_text(game.hand(p))))
@@ -145,7 +150,7 @@ def table(game: TableSnapshot, viewer: int | None = None, names: Sequence[str] |
     moves = move_sentences(events, viewer, seat)[-LAST_MOVES:]
     if moves:
         lines.append(Text.assemble(("Last: ", "dim"), Text("\n      ").join(moves)))
-    lines += [turn_line(game, viewer, seat), sheet_text(game, seat, viewer)]
+    lines += [turn_line(game, viewer, seat), sheet_text(game, seat, own)]
     return Text("\n").join(lines)
 
 

@@ -13,7 +13,7 @@ import json
 import random
 from typing import Any
 
-from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents import HEURISTICS, load_agent
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.hints import agent_choice, agent_label, hint_lines
@@ -67,8 +67,11 @@ def load_match(path: str) -> tuple[Game, int, str]:
     _field(data, "version", (FILE_VERSION,), path)
     human = _field(data, "human_seat", (0, 1), path)
     opponent = data.get("opponent", "expert")
-    if not isinstance(opponent, str):
-        raise ValueError(f"{path}: opponent {opponent!r} is not allowed: use a string such as 'expert'")
+    if not isinstance(opponent, str) or not opponent.isprintable():
+        raise ValueError(
+            f"{path}: opponent {opponent!r:.200} is not allowed: use an agent spec such as 'bot' or 'expert' "
+            "(printable characters only)"
+        )
     try:
         game = Game.replay(data.get("events"))
     except (KeyError, TypeError, ValueError, RecursionError) as error:  # a hand-edited or damaged log
@@ -91,7 +94,7 @@ class Session:
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
         self.hold_hand_ends = hold_hand_ends
         self.agent = load_agent(opponent, rules=game.rules)  # the search bot rolls out under the match's rules
-        self.names = ("You", "Bot") if human == 0 else ("Bot", "You")
+        self.names = table_names(human, self.opponent_label)
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
 
@@ -99,6 +102,11 @@ class Session:
     def opponent_label(self) -> str:
         """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
         return agent_label(getattr(self.agent, "name", self.opponent))
+
+    @property
+    def opponent_name(self) -> str:
+        """How the table names the opponent ("Bot", "Expert")."""
+        return opponent_name(self.opponent_label)
 
     @property
     def humans_turn(self) -> bool:
@@ -166,6 +174,18 @@ class Session:
         if not self.humans_turn:
             raise SessionError(self.not_your_turn())
         return hint_lines(self.game, self.human, self.agent)
+
+
+def opponent_name(label: str) -> str:
+    """How the table names an opponent of this label: a heuristic by its name ("Expert"), the shipped bot or a
+    checkpoint "Bot"."""
+    return label.capitalize() if label in HEURISTICS else "Bot"
+
+
+def table_names(human: int, label: str) -> tuple[str, str]:
+    """The names of seats 0 and 1 at the table: "You" for the human's, the opponent's name for the other."""
+    name = opponent_name(label)
+    return ("You", name) if human == 0 else (name, "You")
 
 
 def choose_seat(seat: str, seed: int) -> int:
