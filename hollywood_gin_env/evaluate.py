@@ -308,6 +308,16 @@ def evaluate_pairs(
     return records
 
 
+def match_wins(count: int, index: Sequence[tuple[int, int]], pairs: Sequence[dict[str, Any]]) -> np.ndarray:
+    """wins[i, j], the matches agent i won against agent j, from the pairs' summaries (pair k is agents index[k]);
+    a match aborted at the decision cap is won by neither (docs/EVALUATION.md)."""
+    wins = np.zeros((count, count))
+    for (i, j), pair in zip(index, pairs, strict=True):
+        wins[i, j] = pair["match_wins_a"]
+        wins[j, i] = pair["matches"] - pair["match_wins_a"] - pair["aborted_matches"]
+    return wins
+
+
 def round_robin(
     specs: list[AgentSpec],
     num_matches: int,
@@ -340,10 +350,8 @@ def round_robin(
         report_pair,
         [(names[i], names[j]) for i, j in index],
     )
-    pairs, wins = [summarize_pair(r) for r in records], np.zeros((len(specs), len(specs)))
-    for (i, j), summary in zip(index, pairs, strict=True):
-        wins[i, j], wins[j, i] = summary["match_wins_a"], num_matches - summary["match_wins_a"]
-    ratings, errors = bradley_terry(wins)
+    pairs = [summarize_pair(r) for r in records]
+    ratings, errors = bradley_terry(match_wins(len(specs), index, pairs))
     # each agent's own speed over all its pairs: decisions made and the time inside its act calls
     made, took = np.zeros(len(specs)), np.zeros(len(specs))
     for (i, j), record in zip(index, records, strict=True):
