@@ -23,7 +23,7 @@ from hollywood_gin_env.agents import BOT_NAME
 from hollywood_gin_env.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.hints import agent_label
-from hollywood_gin_env.narrate import hand_end_lines, hand_events, move_sentences
+from hollywood_gin_env.narrate import hand_end_lines, hand_log
 from hollywood_gin_env.render import sheet_text, table
 from hollywood_gin_env.session import FILE_FORMAT, Session, choose_seat, load_match, save_match, table_names
 from hollywood_gin_env.terminal import ArgumentParser, install_hint, printable_message
@@ -131,8 +131,7 @@ class Table:
         elif command.kind == "sheet":
             self.console.print(sheet_text(self.game.snapshot(), self.names, human))
         elif command.kind == "log":
-            moves = move_sentences(hand_events(self.game.events), human, self.names)
-            self.console.print(Text("\n").join(moves) if moves else "No moves yet this hand.")
+            self.console.print(Text("\n").join(hand_log(self.game.events, human, self.names)))
         elif command.kind == "help":
             self.console.print(HELP)
         return command.kind != "quit"

@@ -147,7 +147,7 @@ def table(
     events = hand_events(game.events)
     if viewer is None and events and game.stock_size:
         lines.append(Text.assemble(("Stock (top first): ", "dim"), cards_text(events[0]["deck"][-game.stock_size :])))
-    moves = move_sentences(events, viewer, seat)[-LAST_MOVES:]
+    moves = move_sentences(events, viewer, seat, last=LAST_MOVES)
     if moves:
         lines.append(Text.assemble(("Last: ", "dim"), Text("\n      ").join(moves)))
     lines += [turn_line(game, viewer, seat), sheet_text(game, seat, own)]

@@ -17,19 +17,36 @@ from hollywood_gin_env.agents import HEURISTICS, load_agent
 from hollywood_gin_env.atomic import atomic_write_text
 from hollywood_gin_env.game import Game
 from hollywood_gin_env.hints import agent_choice, agent_label, hint_lines
-from hollywood_gin_env.userfiles import read_user_file
+from hollywood_gin_env.userfiles import format_bytes, read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
 FILE_VERSION = 1
 MAX_FILE_BYTES = 16 * 2**20  # a long match's log is well under 1 MB; refuse more before reading it
+#: Moves a saved match may hold: a match against a bot takes about 2,000, random against random at most about 81,000;
+#: replaying 100,000 takes a few seconds, and their log (about 70 bytes a move) fits MAX_FILE_BYTES.
+MAX_MATCH_ACTIONS = 100_000
 
 
 class SessionError(ValueError):
     """A move the session refuses (not the human's turn, illegal, nothing to continue); the match is unchanged."""
 
 
+class MatchTooLongError(ValueError):
+    """A match that a save file cannot hold (more moves or bytes than `load_match` reads): it is not written."""
+
+
+def check_match_length(actions: int) -> None:
+    """MatchTooLongError if a match of `actions` moves is more than a saved match may hold."""
+    if actions > MAX_MATCH_ACTIONS:
+        raise MatchTooLongError(
+            f"the match has {actions:,} moves, more than the {MAX_MATCH_ACTIONS:,} a saved match may hold"
+        )
+
+
 def save_match(path: str, game: Game, human: int, opponent: str) -> None:
-    """Write the match (its engine event log, the human's seat, the opponent) to path atomically."""
+    """Write the match (its engine event log, the human's seat, the opponent) to path atomically; MatchTooLongError,
+    writing nothing, if `load_match` would refuse the file (too many moves or bytes)."""
+    check_match_length(len(game.actions_played()))
     data = {
         "format": FILE_FORMAT,
         "version": FILE_VERSION,
@@ -37,7 +54,11 @@ def save_match(path: str, game: Game, human: int, opponent: str) -> None:
         "opponent": opponent,
         "events": game.events,
     }
-    atomic_write_text(path, json.dumps(data))
+    text = json.dumps(data)  # ASCII: its length is its size in bytes
+    if len(text) > MAX_FILE_BYTES:
+        size, limit = format_bytes(len(text)), format_bytes(MAX_FILE_BYTES)
+        raise MatchTooLongError(f"the match's log is {size}, more than the {limit} a saved match may hold")
+    atomic_write_text(path, text)
 
 
 def _read_json(path: str) -> Any:
@@ -72,8 +93,14 @@ def load_match(path: str) -> tuple[Game, int, str]:
             f"{path}: opponent {opponent!r:.200} is not allowed: use an agent spec such as 'bot' or 'expert' "
             "(printable characters only)"
         )
+    events = data.get("events")
+    if isinstance(events, list):  # counted before replaying: replay time and memory grow with the moves
+        try:
+            check_match_length(sum(isinstance(e, dict) and "action" in e for e in events))
+        except MatchTooLongError as error:
+            raise ValueError(f"{path}: {error}") from None
     try:
-        game = Game.replay(data.get("events"))
+        game = Game.replay(events)
     except (KeyError, TypeError, ValueError, RecursionError) as error:  # a hand-edited or damaged log
         raise ValueError(f"{path} holds no replayable match: {str(error)[:300]}") from None
     return game, human, opponent
@@ -121,6 +148,11 @@ class Session:
                 save_match(self.save_path, self.game, self.human, self.opponent)
             except OSError as error:
                 self.save_error = f"Could not save the match to {self.save_path}: {error}"
+            except MatchTooLongError as error:  # the file keeps the last save, which resumes
+                self.save_error = (
+                    f"The match is no longer saved: {error}. {self.save_path} keeps it as last saved; "
+                    "finish it here, or resume that."
+                )
         return self.save_error is None
 
     def not_your_turn(self) -> str:

@@ -37,7 +37,7 @@ from starlette.staticfiles import StaticFiles
 
 from hollywood_gin_env.cards import card_name, parse_card
 from hollywood_gin_env.commands import CommandError, help_lines, parse_command
-from hollywood_gin_env.narrate import hand_events, move_sentences
+from hollywood_gin_env.narrate import hand_log
 from hollywood_gin_env.render import sheet_text
 from hollywood_gin_env.session import SessionError
 from hollywood_gin_env.web.matches import Entry, Matches, MatchLimitError
@@ -242,8 +242,7 @@ def table_command(entry: Entry, kind: str) -> list[str]:
     if kind == "sheet":
         return sheet_text(session.game.snapshot(), session.names, session.human).plain.splitlines()
     if kind == "log":
-        moves = move_sentences(hand_events(session.game.events), session.human, session.names)
-        return [m.plain for m in moves] or ["No moves yet this hand."]
+        return [line.plain for line in hand_log(session.game.events, session.human, session.names)]
     if kind == "help":
         return [
             *help_lines(terminal=False),

@@ -13,12 +13,21 @@ from typing import Any
 
 from hollywood_gin_env.cards import card_name
 from hollywood_gin_env.melds import arrange, min_deadwood
-from hollywood_gin_env.narrate import by_rank, hand_end_lines, hand_events, move_sentences, public_took, sorted_melds
+from hollywood_gin_env.narrate import (
+    by_rank,
+    hand_end_lines,
+    hand_events,
+    move_sentences,
+    public_took,
+    sorted_melds,
+    turn_count,
+)
 from hollywood_gin_env.render import RECENT_PILE, turn_line
 from hollywood_gin_env.session import Session
 from hollywood_gin_env.state import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 WHO = ("you", "bot")  # how the page names the two players, whatever their seats
+RECENT_MOVES = 60  # the hand's moves the page lists, the last ones (a hand may run to thousands)
 
 
 def names(cards: Sequence[int]) -> list[str]:
@@ -187,9 +196,11 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
     events, pile = hand_events(game.events), game.discard_pile
     held = session.held_hand_end is not None
     ended = shown_hand_end(session)
+    moves = move_sentences(events, human, session.names, last=RECENT_MOVES)
     return {
         "seq": seq,
         "opponent": session.opponent_label,
+        "opponent_name": session.opponent_name,
         "seat": human,
         "hand_number": game.hand_number,
         "dealer": who(session, game.dealer),
@@ -204,7 +215,8 @@ def table_view(session: Session, seq: int) -> dict[str, Any]:
             "size": len(pile),
         },
         "stock": game.stock_size,
-        "moves": [m.plain for m in move_sentences(events, human, session.names)],
+        "moves": [m.plain for m in moves],
+        "earlier_moves": turn_count(events) - len(moves),
         "legal": legal_moves(session),
         "sheet": sheet(session),
         "rules": {
