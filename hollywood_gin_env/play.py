@@ -230,7 +230,12 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
-    parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")
+    parser.add_argument(
+        "--seat",
+        choices=("0", "1", "random"),
+        default="random",
+        help="your seat (default random); who deals first is drawn from the seed, and the first line says who",
+    )
     parser.add_argument("--deck", help="fix the first deal: 52 cards (docs/PLAY.md)")
     parser.add_argument("--no-color", action="store_true", help="plain text, no colours")
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
