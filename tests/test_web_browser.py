@@ -182,7 +182,7 @@ def test_a_whole_hand_clicked_in_chromium_shows_its_result(tmp_path):
             page.wait_for_selector("#hand-end", state="hidden")
             clicks = play_hand_by_clicks(page)
             text = page.locator("#hand-end").inner_text()
-            assert clicks >= 1 and re.search(r"points to (you|Bot)|Dead hand", text), text
+            assert clicks >= 1 and re.search(r"points to (you|Expert)|Dead hand", text), text
             page.screenshot(path=str(tmp_path / "web-second-hand-end.png"))
             assert not errors, errors
             icon = page.request.get(url.split("#")[0] + "favicon.ico")
