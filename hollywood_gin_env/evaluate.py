@@ -40,7 +40,7 @@ from hollywood_gin_env.duplicate import (
 )
 from hollywood_gin_env.rules import Rules
 from hollywood_gin_env.stats import Z95, bradley_terry, points_standard_error, wilson_interval
-from hollywood_gin_env.terminal import ArgumentParser, printable_message
+from hollywood_gin_env.terminal import ArgumentParser, install_hint, printable_message
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
@@ -258,8 +258,7 @@ def _ray_runner(schedule: Schedule) -> Callable:
         if error.name != "ray":
             raise
         raise ValueError(
-            f"workers={schedule.workers} needs Ray: python -m pip install -e '.[ray]' "
-            "(workers=1 plays here, without it)"
+            f"workers={schedule.workers} needs Ray: {install_hint('ray')} (workers=1 plays here, without it)"
         ) from None
     return play_on_ray
 

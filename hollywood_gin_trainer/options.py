@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 
+from hollywood_gin_env.terminal import ArgumentParser
+
 #: How the program is typed where no caller says (the console command; `python train.py` passes its own).
 PROG = "hollywood-gin train"
 #: What `--help` says before the options: the program and its examples (this module's docstring, after its first
@@ -26,9 +28,7 @@ DESCRIPTION = __doc__.split("\n\n", 1)[1]
 
 def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
     """The command line (DESCRIPTION); `prog` is the command as the user typed it, for usage and errors."""
-    parser = argparse.ArgumentParser(
-        prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "--config",
         default=None,

@@ -1,12 +1,14 @@
 """Leaving the terminal game and what it says about whom you play: the save question is a yes/no question (n and no
 are answers, not file names), a file that exists is never written over, the opening line says who deals and plays
-first, a heuristic opponent is named for what it is, and a replay lays out the table as play does."""
+first, a heuristic opponent is named for what it is, a replay lays out the table as play does, and an error that names
+a command to run is printed on one line."""
 
 from __future__ import annotations
 
 import io
 import json
 import re
+import sys
 
 import pytest
 
@@ -100,3 +102,13 @@ def test_replay_lists_your_score_column_first_as_play_does(monkeypatch, tmp_path
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("G1:")]
     assert rows and all(re.match(r"G1: You\s+0 \(0\)   Greedy", row) for row in rows), rows
     assert json.loads(path.read_text())["human_seat"] == 1
+
+
+def test_the_web_extras_message_stays_on_one_line_in_a_narrow_terminal(monkeypatch, capsys):
+    """Without the [web] extra, `play --web` says what to install in one line, even 40 columns wide (the terminal
+    wraps it; the command in it is never broken by the program)."""
+    monkeypatch.setitem(sys.modules, "hollywood_gin_env.web.server", None)
+    monkeypatch.setenv("COLUMNS", "40")
+    assert play.main(["--web", "--no-browser", "--opponent", "greedy", "--no-color"]) == 2
+    lines = [line for line in capsys.readouterr().out.splitlines() if "--web needs the [web] extra" in line]
+    assert len(lines) == 1 and lines[0].endswith('python -m pip install "hollywood-gin[web]"'), lines
