@@ -2,16 +2,20 @@
 
 Each subcommand is its program's own command line, with its own `--help`: `play` (hollywood_gin_env.play.terminal),
 `evaluate` (hollywood_gin_env.evaluation.evaluate) and `train` (hollywood_gin_trainer.main, which needs the [train]
-extra). In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are the same three programs. A
-program is imported only when its subcommand runs, so `play` and `evaluate` start without torch.
+extra; its `--help` works without it). In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are
+the same three programs. A program is imported only when its subcommand runs, so `play` and `evaluate` start without
+torch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import sys
 from importlib.metadata import PackageNotFoundError, version
+
+from hollywood_gin_env.support.messages import install_hint
 
 #: subcommand -> (module whose main(argv, prog) runs it, one line on what it does)
 COMMANDS = {
@@ -22,9 +26,11 @@ COMMANDS = {
     "evaluate": ("hollywood_gin_env.evaluation.evaluate", "benchmark agents against each other on duplicate deals"),
     "train": ("hollywood_gin_trainer.main", "train a bot by self-play (needs the [train] extra)"),
 }
-#: what `train` imports that the core install lacks, and the extra that brings it
+#: what `train` imports that the core install lacks (the [train] extra brings them)
 TRAIN_NEEDS = ("torch", "tensorboard")
-TRAIN_EXTRA = 'install the [train] extra (in a checkout: python -m pip install ".[train]")'
+HELP_FLAGS = ("-h", "--help")
+#: a command's documentation where it is not its program's module (train's imports torch; its options do not)
+DOC_MODULES = {"train": "hollywood_gin_trainer.options"}
 
 
 def usage(prog: str) -> str:
@@ -38,7 +44,8 @@ def usage(prog: str) -> str:
         "commands:",
         *(f"  {name:<{width}}  {about}" for name, (_, about) in COMMANDS.items()),
         "",
-        f"{prog} COMMAND --help shows a command's options. See README.md and docs/.",
+        f"{prog} COMMAND --help shows a command's options; its documentation is installed with the package:",
+        *(f"  python -m pydoc {DOC_MODULES.get(name, module)}" for name, (module, _) in COMMANDS.items()),
     ]
     return "\n".join(lines)
 
@@ -46,6 +53,19 @@ def usage(prog: str) -> str:
 def missing_for_training() -> list[str]:
     """The packages `train` needs that are not installed."""
     return [name for name in TRAIN_NEEDS if importlib.util.find_spec(name) is None]
+
+
+def training_unavailable(prog: str, argv: list[str], missing: list[str]) -> int:
+    """`train` without its extra: the options if asked for (--help), then what to install; 0 after help, else 2."""
+    asked_for_help = any(arg in HELP_FLAGS for arg in argv)
+    if asked_for_help:
+        from hollywood_gin_trainer.options import parse_args  # argparse only: no torch
+
+        with contextlib.suppress(SystemExit):  # argparse exits after the help
+            parse_args(["--help"], prog)
+    needs = f"training needs {' and '.join(missing)}, not installed: {install_hint('train')}"
+    print(f"{prog}: {'to run it' if asked_for_help else 'error'}: {needs}", file=sys.stderr)
+    return 0 if asked_for_help else 2
 
 
 def package_version() -> str:
@@ -74,11 +94,7 @@ def main(argv: list[str] | None = None, prog: str = "hollywood-gin") -> int:
         print(f"{prog}: error: unknown command {name!r}: use one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     if name == "train" and (missing := missing_for_training()):
-        print(
-            f"{prog} train: error: training needs {' and '.join(missing)}, not installed: {TRAIN_EXTRA}",
-            file=sys.stderr,
-        )
-        return 2
+        return training_unavailable(f"{prog} {name}", rest, missing)
     try:
         program = importlib.import_module(COMMANDS[name][0])
         return program.main(rest, prog=f"{prog} {name}")

@@ -9,7 +9,8 @@ import pytest
 
 from hollywood_gin_env.agents import Agent, load_agent
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCH_DECISIONS, play_chunk
-from hollywood_gin_env.evaluation.evaluate import format_report, summarize_pair
+from hollywood_gin_env.evaluation.evaluate import format_report, match_wins, summarize_pair
+from hollywood_gin_env.evaluation.stats import bradley_terry
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 
 
@@ -50,3 +51,22 @@ def test_a_cap_below_one_is_refused():
 
     with pytest.raises(ValueError, match="max_decisions=0 is not allowed"):
         play_chunk((load_agent("greedy"), load_agent("greedy")), 2, 1, 0, 2, max_decisions=0)
+
+
+def test_aborted_matches_are_won_by_neither_in_the_ratings():
+    """Two identical always-take agents abort all 4 of their matches: the Bradley-Terry ratings see no win for
+    either side and rate them equal (0 and 0), not as four wins for agent B."""
+    record = play_chunk((AlwaysTake("take-a"), AlwaysTake("take-b")), 4, 1, 0, 4, max_decisions=3000)
+    wins = match_wins(2, [(0, 1)], [summarize_pair(record)])
+    assert wins.tolist() == [[0, 0], [0, 0]]
+    ratings, _ = bradley_terry(wins)
+    assert ratings.tolist() == [0.0, 0.0]
+
+
+def test_the_ratings_count_each_sides_wins_beside_aborted_matches():
+    """Of 10 matches, A won 5, B won 3 and 2 were aborted: wins[A, B] = 5, wins[B, A] = 3, and A rates higher."""
+    pair = {"matches": 10, "match_wins_a": 5, "aborted_matches": 2}
+    wins = match_wins(2, [(0, 1)], [pair])
+    assert wins.tolist() == [[0, 5], [3, 0]]
+    ratings, _ = bradley_terry(wins)
+    assert ratings[0] > 0 > ratings[1]

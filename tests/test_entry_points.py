@@ -6,6 +6,7 @@ tests/test_wheel.py."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -120,7 +121,37 @@ def test_train_without_torch_names_the_extra_in_one_line(tmp_path):
     done = run_module(tmp_path, code=code)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr.startswith("hollywood-gin train: error: training needs torch") and '".[train]"' in done.stderr
+    assert done.stderr.startswith("hollywood-gin train: error: training needs torch")
+    assert 'python -m pip install "hollywood-gin[train]"' in done.stderr and "checkout" not in done.stderr
+
+
+def test_train_help_without_torch_shows_the_options_then_what_to_install(tmp_path):
+    """Without torch, `hollywood-gin train --help` prints the trainer's usage and options, then one line on what to
+    install to run it, and exits 0."""
+    code = (
+        "import sys; sys.modules['torch'] = None; from hollywood_gin_env.cli import main; "
+        "sys.exit(main(['train', '--help']))"
+    )
+    done = run_module(tmp_path, code=code)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith("usage: hollywood-gin train ") and "--resume" in done.stdout, done.stdout
+    assert done.stderr.startswith("hollywood-gin train: to run it: training needs torch") and done.stderr.rstrip(
+        "\n"
+    ).endswith('not installed: python -m pip install "hollywood-gin[train]"'), done.stderr
+
+
+def test_the_help_points_at_documentation_that_is_installed(capsys):
+    """`hollywood-gin --help` names no file of the repository (README.md, docs/) but modules pydoc can show, and
+    each of them imports without the trainer's extra."""
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "README" not in out and "docs/" not in out
+    modules = re.findall(r"python -m pydoc (\S+)", out)
+    assert len(modules) == len(cli.COMMANDS), out
+    code = "import sys; sys.modules['torch'] = None; import importlib; " + "; ".join(
+        f"importlib.import_module({m!r})" for m in modules
+    )
+    assert subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, timeout=300).returncode == 0
 
 
 def test_the_agents_folder_is_an_alias_of_the_trainer():
@@ -164,3 +195,14 @@ def test_the_package_top_registers_the_env_and_loads_each_public_name_on_first_u
     assert lines[0] == "True [] False"  # registered; no layer imported, numba not loaded
     assert lines[1:3] == ["[]", "True"]
     assert lines[3] == "module 'hollywood_gin_env' has no attribute 'nothing_here'"
+
+
+def test_the_pettingzoo_module_without_its_extra_says_what_to_install(tmp_path):
+    """Importing hollywood_gin_env.pettingzoo without PettingZoo fails with one message naming the extra and the
+    command that installs it, not PettingZoo's own import error chained under it."""
+    code = "import sys; sys.modules['pettingzoo'] = None; import hollywood_gin_env.envs.pettingzoo"
+    done = run_module(tmp_path, code=code)
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode == 1 and "During handling" not in done.stderr, done.stderr
+    assert last.startswith("ModuleNotFoundError: hollywood_gin_env.envs.pettingzoo needs the [pettingzoo] extra"), last
+    assert last.endswith('python -m pip install "hollywood-gin[pettingzoo]"'), last

@@ -398,7 +398,7 @@ def test_workers_without_ray_installed_say_how_to_install_it(monkeypatch):
 
     monkeypatch.delitem(sys.modules, "hollywood_gin_env.evaluation.ray_tasks", raising=False)
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
-    with pytest.raises(ValueError, match=r"workers=2 needs Ray: python -m pip install -e '\.\[ray\]'"):
+    with pytest.raises(ValueError, match=r'workers=2 needs Ray: python -m pip install "hollywood-gin\[ray\]"'):
         evaluate_pairs([("greedy", "random")], 4, schedule=Schedule(workers=2))
 
 

@@ -36,8 +36,21 @@ def test_cold_cache_prints_one_line_before_compiling(tmp_path):
     """An empty numba cache (a fresh checkout): the notice appears once on stderr, stdout stays clean."""
     out = _run(TWO_ENGINES, NUMBA_CACHE_DIR=str(tmp_path))
     assert out.stderr.count(MESSAGE) == 1
-    assert "first run only, ~30 s" in MESSAGE and "compiling the engine's kernels" in MESSAGE
+    assert "~30 s (cached for later runs once done)" in MESSAGE and "compiling the engine's kernels" in MESSAGE
     assert out.stdout == "built\n"
+
+
+def test_the_notice_gets_a_line_of_its_own_under_a_progress_bar(tmp_path):
+    """With a progress bar already drawn on stderr (evaluate's), the notice is written on a line of its own above
+    it, not appended to the bar's line."""
+    code = (
+        "import sys; from tqdm import tqdm; bar = tqdm(total=2, file=sys.stderr, desc='matches'); "
+        "from hollywood_gin_env.engine.batched import Engine; Engine(1); bar.close(); print('built')"
+    )
+    out = _run(code, NUMBA_CACHE_DIR=str(tmp_path))
+    pieces = out.stderr.replace("\r", "\n").split("\n")
+    assert pieces.count(MESSAGE) == 1, repr(out.stderr)
+    assert not any(MESSAGE in piece and piece != MESSAGE for piece in pieces), repr(out.stderr)
 
 
 def test_warm_cache_prints_nothing():

@@ -28,11 +28,11 @@ def test_play_falls_back_to_expert_with_one_line_why(tmp_path):
     done = run_without_torch("play.py", "--seed", "0", "--save", str(tmp_path / "match.json"), stdin="quit\n")
     assert "Traceback" not in done.stderr, done.stderr
     notes = [line for line in done.stderr.splitlines() if "torch is not installed" in line]
-    assert len(notes) == 1 and "expert" in notes[0] and ".[torch]" in notes[0], done.stderr
+    assert len(notes) == 1 and "expert" in notes[0] and '"hollywood-gin[torch]"' in notes[0], done.stderr
     assert "expert" in done.stdout
 
 
 def test_a_checkpoint_agent_without_torch_names_the_extra():
     done = run_without_torch("evaluate.py", "--agents", "bot", "greedy", "--matches", "2")
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert "needs torch, which is not installed" in done.stderr and ".[torch]" in done.stderr
+    assert "needs torch, which is not installed" in done.stderr and '"hollywood-gin[torch]"' in done.stderr

@@ -24,7 +24,7 @@ def test_e1_an_illegal_command_and_a_hand_to_its_scored_end(tmp_path):
     child = spawn(tmp_path, "--opponent", "greedy", "--seed", "0", "--seat", str(human), "--deck", E1_DECK)
     shown = screen(child, timeout=FIRST_WAIT)
     assert "Your hand: [3H 4H 5H]  [8S 8D 8C]  [JS QS KS]  9D   deadwood 9" in shown
-    assert "Your turn: upcard offer: take 2C (t) or pass (p)" in shown and "Bot: 10 cards" in shown
+    assert "Your turn: upcard offer: take 2C (t) or pass (p)" in shown and "Greedy: 10 cards" in shown
     child.sendline("d")
     answer = screen(child)
     shown += answer
@@ -41,7 +41,7 @@ def test_e1_an_illegal_command_and_a_hand_to_its_scored_end(tmp_path):
     assert "Knock: 38 \u2212 2 = 36 points to you, entered in game 1." in end
     child.sendline("")  # Enter: the next hand's table, with the score sheet
     end = screen(child)
-    assert re.search(r"G1: (You  36 \(1\)   Bot   0 \(0\)|Bot   0 \(0\)   You  36 \(1\))   open", end)
+    assert re.search(r"G1: You\s+36 \(1\)   Greedy   0 \(0\)   open", end)
     leave(child, "Save the match to a file before leaving?")
     assert list(tmp_path.iterdir()) == []
 
@@ -97,7 +97,9 @@ def test_ctrl_c_offers_to_save(tmp_path):
     screen(child, timeout=FIRST_WAIT)
     time.sleep(0.5)  # the prompt is on screen a moment before input() waits; a Ctrl-C in between can be lost
     child.sendintr()
-    screen(child, "Save the match to a file before leaving?")
+    screen(child, "Save the match to a file before leaving? (y/N)")
+    child.sendline("y")
+    screen(child, "File to save it to")
     child.sendline("kept.json")
     screen(child, "Saved. Resume with: python play.py --resume kept.json")
     child.expect(pexpect.EOF)

@@ -117,7 +117,8 @@ def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundar
     child.sendeof()
     child.expect(pexpect.EOF)
     opening = " ".join(shown[: shown.index("Hand 1 ")].split())  # the lines before the table, wrapped
-    assert opening.startswith(f"You play greedy from seat {human}") and "Type help for the commands" in opening
+    first = "you play first" if game.dealer != human else "Greedy plays first"
+    assert opening.startswith("You play greedy: ") and first in opening and "Type help for the commands" in opening
     long = [line for line in shown.splitlines() if len(line) > 52]
     assert not long, long
     cards = set(re.findall(r"\b[A2-9TJQK][SHDC]\b", shown))

@@ -285,6 +285,21 @@ def expert_kernel(observations: np.ndarray, masks: np.ndarray, w: np.ndarray, ou
         out[i] = expert_row(observations[i], masks[i], w, scratch)
 
 
+def check_weights(weights: object) -> np.ndarray:
+    """The expert's weights as a float64 array of NUM_WEIGHTS finite numbers; ValueError naming what is wrong."""
+    try:
+        array = np.array(weights, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"weights must be {NUM_WEIGHTS} finite numbers ({error})") from None
+    if array.shape != (NUM_WEIGHTS,):
+        raise ValueError(f"weights must be {NUM_WEIGHTS} finite numbers, got shape {array.shape}")
+    bad = [(i, float(w)) for i, w in enumerate(array) if not np.isfinite(w)]
+    if bad:
+        i, w = bad[0]
+        raise ValueError(f"weights[{i}]={w} is not allowed: every weight must be a finite number")
+    return array
+
+
 class ExpertAgent(Agent):
     """The strongest shipped heuristic (module docstring); deterministic."""
 
@@ -292,9 +307,7 @@ class ExpertAgent(Agent):
 
     def __init__(self, weights: np.ndarray | None = None, num_threads: int | None = None) -> None:
         self.threads = kernel_threads(num_threads)
-        self.weights = np.array(DEFAULT_WEIGHTS if weights is None else weights, dtype=np.float64)
-        if self.weights.shape != (NUM_WEIGHTS,):
-            raise ValueError(f"weights must have shape ({NUM_WEIGHTS},), got {self.weights.shape}")
+        self.weights = check_weights(DEFAULT_WEIGHTS if weights is None else weights)
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         check_hand_sizes(observations)

@@ -14,14 +14,13 @@ from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
 from hollywood_gin_env.engine.threads import check_num_threads
+from hollywood_gin_env.support.messages import install_hint
 from hollywood_gin_env.support.streams import check_seed
 
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 BOT_NAME = "bot"
 BOT_FILE = "hollywood-ppo.pt"
-#: One line for a user without torch: what to install for the bot and checkpoint agents.
-TORCH_EXTRA = 'install the [torch] extra (in a checkout: python -m pip install ".[torch]")'
 
 
 def bot_path() -> Path:
@@ -50,7 +49,9 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: 
         try:
             from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
         except ImportError as error:
-            raise ValueError(f"agent {key!r} needs torch, which is not installed ({error}): {TORCH_EXTRA}") from None
+            raise ValueError(
+                f"agent {key!r} needs torch, which is not installed ({error}): {install_hint('torch')}"
+            ) from None
         if is_bot:  # as_file: a real file even from a zipped install (a temporary copy, for the load only)
             with as_file(files("hollywood_gin_env") / "data" / BOT_FILE) as path:
                 return load_checkpoint_agent(path, seed=seed, num_threads=num_threads, name=BOT_NAME)

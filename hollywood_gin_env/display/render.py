@@ -128,17 +128,22 @@ def _hidden_hand_line(position: Position, seat: int, names: tuple[str, str]) -> 
     return line
 
 
-def position_text(position: Position, viewer: int | None = None, names: Sequence[str] | None = None) -> Text:
-    """The match as rich text, from `viewer`'s seat (0 or 1) or, with None, with every card shown."""
-    if viewer not in (None, 0, 1) or isinstance(viewer, bool):
-        raise ValueError(f"viewer={viewer!r} is not allowed: use 0, 1 or None (everything)")
+def position_text(
+    position: Position, viewer: int | None = None, names: Sequence[str] | None = None, own_seat: int | None = None
+) -> Text:
+    """The match as rich text, from `viewer`'s seat (0 or 1) or, with None, with every card shown; `own_seat` is laid
+    out as the player's own, its hand last and its score column first (default: the viewer's; else seat order)."""
+    for name, value in (("viewer", viewer), ("own_seat", own_seat)):
+        if value not in (None, 0, 1) or isinstance(value, bool):
+            raise ValueError(f"{name}={value!r} is not allowed: use 0, 1 or None (everything)")
     seat = seat_names(viewer, names)
+    own = viewer if own_seat is None else own_seat
     dealer = seat[position.dealer]
     lines = [
         Text(f"Hand {position.hand_number} · {dealer} {verb(dealer, 'deal', 'deals')} · ")
         + _pile_line(position, viewer)
     ]
-    for p in (0, 1) if viewer is None else (1 - viewer, viewer):
+    for p in (0, 1) if own is None else (1 - own, own):
         if p == viewer or viewer is None:
             label = "Your hand" if seat[p] == "You" else seat[p]
             lines.append(Text.assemble((f"{label}: ", "bold"), arranged_text(position.hand(p))))
@@ -149,10 +154,10 @@ def position_text(position: Position, viewer: int | None = None, names: Sequence
         lines.append(
             Text.assemble(("Stock (top first): ", "dim"), cards_text(events[0]["deck"][-position.stock_size :]))
         )
-    moves = move_sentences(events, viewer, seat)[-LAST_MOVES:]
+    moves = move_sentences(events, viewer, seat, last=LAST_MOVES)
     if moves:
         lines.append(Text.assemble(("Last: ", "dim"), Text("\n      ").join(moves)))
-    lines += [turn_line(position, viewer, seat), sheet_text(position, seat, viewer)]
+    lines += [turn_line(position, viewer, seat), sheet_text(position, seat, own)]
     return Text("\n").join(lines)
 
 

@@ -20,6 +20,8 @@ SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
 MINUS = "\u2212"  # the minus sign RULES.md's worked examples use
 
 Event = dict[str, Any]
+TURN_OPENERS = ("pass", "draw")  # every turn of a hand opens with one of these events
+LOG_MOVES = 200  # the moves the `log` command tells: the last of the hand
 
 
 def card_text(card: int) -> Text:
@@ -103,12 +105,33 @@ def _knock_words(events: Sequence[Event], i: int) -> str:
     return "went gin" if result is not None and result["kind"] == "gin" else "knocked"
 
 
-def move_sentences(events: Sequence[Event], viewer: int | None, names: Sequence[str]) -> list[Text]:
-    """One sentence per turn (or pass) of the given events, told as `viewer` may know it."""
+def turn_count(events: Sequence[Event]) -> int:
+    """How many sentences `move_sentences` tells of these events: one per turn, each opening with a pass or a draw."""
+    return sum(e["type"] in TURN_OPENERS for e in events)
+
+
+def _start_of_last_turns(events: Sequence[Event], last: int) -> int:
+    """The index of the event that opens the `last`-th turn from the end (0 if there are fewer turns)."""
+    seen = 0
+    for i in range(len(events) - 1, -1, -1):
+        if events[i]["type"] in TURN_OPENERS:
+            seen += 1
+            if seen == last:
+                return i
+    return 0
+
+
+def move_sentences(
+    events: Sequence[Event], viewer: int | None, names: Sequence[str], last: int | None = None
+) -> list[Text]:
+    """One sentence per turn (or pass) of the given events, told as `viewer` may know it; with `last`, only the
+    last that many (the earlier turns are never put in words, so a long hand costs little)."""
     out: list[Text] = []
     pending: tuple[int, Text] | None = None  # a draw waiting for its discard
-    discarded = False
-    for i, e in enumerate(events):
+    start = 0 if last is None else _start_of_last_turns(events, last)
+    discarded = any(e["type"] == "discard" for e in events[:start])
+    for i in range(start, len(events)):
+        e = events[i]
         if e["type"] not in ("pass", "draw", "discard", "knock"):
             continue
         who = names[e["player"]]
@@ -128,6 +151,17 @@ def move_sentences(events: Sequence[Event], viewer: int | None, names: Sequence[
     if pending is not None:
         out.append(Text(f"{names[pending[0]]} ") + pending[1] + Text("."))
     return out
+
+
+def hand_log(events: Sequence[Event], viewer: int | None, names: Sequence[str], last: int = LOG_MOVES) -> list[Text]:
+    """The `log` command's answer: the current hand's last `last` moves in words, after a line counting the earlier
+    ones left out (a hand may run to thousands of moves), or a line saying there are none yet."""
+    hand = hand_events(events)
+    moves = move_sentences(hand, viewer, names, last=last)
+    if not moves:
+        return [Text("No moves yet this hand.")]
+    earlier = turn_count(hand) - len(moves)
+    return [Text(f"({earlier:,} earlier moves not shown)", style="dim")] * (earlier > 0) + moves
 
 
 def _spread_line(name: str, melds: list[list[int]], deadwood: list[int], count: int, layoffs: Text | None) -> Text:
@@ -184,7 +218,7 @@ def hand_end_lines(
     """The hand that ended at events[index] (its "hand_result"): its last turn as `viewer` saw it, both spreads,
     the score, closed games and the match result."""
     result = events[index]
-    lines = move_sentences(hand_events(events[: index + 1]), viewer, names)[-1:]
+    lines = move_sentences(hand_events(events[: index + 1]), viewer, names, last=1)
     if result["kind"] == "dead":
         deal = next((e for e in events[index:] if e["type"] == "deal"), None)
         again = f" {names[deal['dealer']]} {verb(names[deal['dealer']], 'deal', 'deals')} again." if deal else ""

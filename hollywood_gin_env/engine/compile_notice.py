@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-MESSAGE = "hollywood-gin: compiling the engine's kernels, first run only, ~30 s"
+#: Said until a compile completes: a run stopped while compiling leaves the cache cold, and the next one compiles again.
+MESSAGE = "hollywood-gin: compiling the engine's kernels, ~30 s (cached for later runs once done)"
 
 _announced = False
 
@@ -49,4 +50,6 @@ def announce_first_compile() -> None:
         return
     _announced = True
     if cold_cache():
-        print(MESSAGE, file=sys.stderr, flush=True)
+        from tqdm import tqdm  # only now: the check above imports nothing heavy
+
+        tqdm.write(MESSAGE, file=sys.stderr)  # on a line of its own, above any progress bar already drawn

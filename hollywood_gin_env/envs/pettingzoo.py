@@ -19,8 +19,17 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+from hollywood_gin_env.support.messages import install_hint
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ModuleNotFoundError as error:  # one line saying what to install, as every other extra does
+    raise ModuleNotFoundError(
+        f"hollywood_gin_env.envs.pettingzoo needs the [pettingzoo] extra ({error}): {install_hint('pettingzoo')}",
+        name=error.name,
+    ) from None
 
 from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine

@@ -45,6 +45,8 @@ from hollywood_gin_env.support.streams import check_seed
 
 MAX_MATCH_DECISIONS = 1_000_000  # random vs random (the longest real play): 32,000 a match, the longest of 60: 81,166
 CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
+MAX_MATCHES = 100_000  # matches per pair: a win rate's 95% interval ±0.3 percentage points
+MAX_TORCH_THREADS = 256  # torch threads of checkpoint agents in a process (each takes an OpenMP thread's memory)
 #: The columns of a hand row (`play_hands`): the kind (scoring.KIND_*), the winner and the knocker (1 for A, 0 for B,
 #: -1 for none: a dead hand), A's points (negative when B won them; 0 for a dead hand), the hand's turns.
 HAND_COLUMNS = ("kind", "winner", "knocker", "points", "turns")
@@ -134,8 +136,10 @@ def duplicate_deals(
     played in chunks, so earlier reports replay; any slice is computed without the rest (PCG64 `advance`).
     """
     stop, seed = num_matches if stop is None else stop, check_seed(seed)
-    if num_matches < 2 or num_matches % 2:
-        raise ValueError(f"matches={num_matches} must be a positive even number (duplicate pairs)")
+    if not 2 <= num_matches <= MAX_MATCHES or num_matches % 2:
+        raise ValueError(
+            f"matches={num_matches} is not allowed: use an even number from 2 to {MAX_MATCHES:,} (duplicate pairs)"
+        )
     if not (0 <= start < stop <= num_matches) or start % 2 or stop % 2:
         raise ValueError(f"matches [{start}, {stop}) must be an even, non-empty slice of 0..{num_matches}")
     first, last = start // 2, stop // 2
@@ -311,10 +315,11 @@ class Schedule:
     def __post_init__(self) -> None:
         if self.env_threads is not None:
             check_num_threads(self.env_threads, "env_threads")
-        for name, low in (("workers", 1), ("max_retries", 0), ("threads", 1)):
+        for name, low, high in (("workers", 1, None), ("max_retries", 0, None), ("threads", 1, MAX_TORCH_THREADS)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name}={value!r} must be an integer of at least {low}")
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (high or value):
+                allowed = f"of at least {low}" if high is None else f"from {low} to {high}"
+                raise ValueError(f"{name}={value!r} is not allowed: use an integer {allowed}")
         num_chunks(2, self.chunk_matches)  # checks it is even and positive
         for name in ("chunk_timeout", "task_cpus"):
             value = getattr(self, name)

@@ -24,6 +24,8 @@ from tqdm import tqdm
 from hollywood_gin_env.agents import BOT_NAME, CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.evaluation.duplicate import (
     CHUNK_MATCHES,
+    MAX_MATCHES,
+    MAX_TORCH_THREADS,
     ChunkJob,
     EvaluationError,
     PairRecord,
@@ -38,6 +40,7 @@ from hollywood_gin_env.evaluation.duplicate import (
 from hollywood_gin_env.evaluation.stats import Z95, bradley_terry, points_standard_error, wilson_interval
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import atomic_write_text, check_write_target
+from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
@@ -155,7 +158,7 @@ def _chunk_jobs(
     rules: Rules,
     schedule: Schedule,
 ) -> Iterator[ChunkJob]:
-    """Every chunk of every pair, pair by pair, made as needed (a billion matches are a million chunks)."""
+    """Every chunk of every pair, pair by pair, made as needed."""
     for k, (specs, pair_names) in enumerate(zip(pairs, names, strict=True)):
         yield from pair_jobs(
             specs,
@@ -256,8 +259,7 @@ def _ray_runner(schedule: Schedule) -> Callable:
         if error.name != "ray":
             raise
         raise ValueError(
-            f"workers={schedule.workers} needs Ray: python -m pip install -e '.[ray]' "
-            "(workers=1 plays here, without it)"
+            f"workers={schedule.workers} needs Ray: {install_hint('ray')} (workers=1 plays here, without it)"
         ) from None
     return play_on_ray
 
@@ -308,6 +310,16 @@ def evaluate_pairs(
     return records
 
 
+def match_wins(count: int, index: Sequence[tuple[int, int]], pairs: Sequence[dict[str, Any]]) -> np.ndarray:
+    """wins[i, j], the matches agent i won against agent j, from the pairs' summaries (pair k is agents index[k]);
+    a match aborted at the decision cap is won by neither (docs/EVALUATION.md)."""
+    wins = np.zeros((count, count))
+    for (i, j), pair in zip(index, pairs, strict=True):
+        wins[i, j] = pair["match_wins_a"]
+        wins[j, i] = pair["matches"] - pair["match_wins_a"] - pair["aborted_matches"]
+    return wins
+
+
 def round_robin(
     specs: list[AgentSpec],
     num_matches: int,
@@ -340,10 +352,8 @@ def round_robin(
         report_pair,
         [(names[i], names[j]) for i, j in index],
     )
-    pairs, wins = [summarize_pair(r) for r in records], np.zeros((len(specs), len(specs)))
-    for (i, j), summary in zip(index, pairs, strict=True):
-        wins[i, j], wins[j, i] = summary["match_wins_a"], num_matches - summary["match_wins_a"]
-    ratings, errors = bradley_terry(wins)
+    pairs = [summarize_pair(r) for r in records]
+    ratings, errors = bradley_terry(match_wins(len(specs), index, pairs))
     # each agent's own speed over all its pairs: decisions made and the time inside its act calls
     made, took = np.zeros(len(specs)), np.zeros(len(specs))
     for (i, j), record in zip(index, records, strict=True):
@@ -465,7 +475,7 @@ PROG = "hollywood-gin evaluate"
 
 def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The command line's options; `prog` is the command as the user typed it, for usage and errors."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog, description=__doc__.split("\n")[0], epilog="See docs/EVALUATION.md and docs/SCALING.md."
     )
     add = parser.add_argument
@@ -474,13 +484,15 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, each "
              f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
-    add("--matches", type=int, default=2000, help="matches per pair, even: duplicate pairs (default: %(default)s)")
+    add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
+        "(default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
     add("--rules", nargs="*", default=[], metavar="KEY=VALUE",
         help="rule options, e.g. knock_limit=0 gin_bonus=20 (default: none, the standard rules; see docs/RULES.md)")
     add("--json", metavar="PATH", help="also write the report as JSON to PATH (default: no JSON)")
     add("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
-    add("--threads", type=int, default=1, help="torch threads for checkpoint agents (in each worker); more than one "
+    add("--threads", type=int, default=1, help=f"torch threads for checkpoint agents (in each worker), 1 to "
+        f"{MAX_TORCH_THREADS}; more than one "
         "oversubscribes a busy small machine (default: %(default)s)")
     add("--env-threads", type=int, default=None, metavar="N", help="threads of the engine and the heuristics in this "
         "process (or in each worker); the results are the same for every N (default: the CPUs it may use)")
@@ -495,6 +507,16 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add("--retries", type=int, default=2, help="reruns of a chunk whose Ray worker died (default: %(default)s)")
     # fmt: on
     return parser
+
+
+def set_torch_threads(specs: Sequence[str], threads: int) -> None:
+    """Run torch on `threads` threads (checked by `Schedule`) if a checkpoint agent needs it and torch is there."""
+    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) or spec.strip().lower() == BOT_NAME for spec in specs):
+        try:
+            import torch  # only checkpoint agents need it
+        except ImportError:
+            return  # load_agent names the extra to install, in one line
+        torch.set_num_threads(threads)
 
 
 def _interrupted(args: argparse.Namespace, finished: list[dict[str, Any]]) -> int:
@@ -515,21 +537,12 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     fails, 130 after Ctrl-C)."""
     parser = _parser(prog)
     args = parser.parse_args(argv)
-    if args.threads < 1:
-        parser.error(f"--threads={args.threads} must be at least 1")
     if args.chunk_matches > MAX_CHUNK_MATCHES:  # Schedule checks the low end (positive, even)
         parser.error(
             f"--chunk-matches={args.chunk_matches} is over the limit of {MAX_CHUNK_MATCHES:,}: a chunk's matches are "
             "played at once, in memory"
         )
     names, specs = zip(*(parse_agent_arg(item) for item in args.agents), strict=True)
-    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) or spec.strip().lower() == BOT_NAME for spec in specs):
-        try:
-            import torch  # only checkpoint agents need it
-        except ImportError:
-            pass  # load_agent names the extra to install, in one line
-        else:
-            torch.set_num_threads(args.threads)
     finished: list[dict[str, Any]] = []
     try:
         if args.json:
@@ -544,6 +557,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             args.threads,
             env_threads=args.env_threads,
         )
+        duplicate_deals(args.matches, args.seed, 0, 2)  # the match count and the seed, before any agent is built
+        set_torch_threads(specs, schedule.threads)
         report = round_robin(
             list(specs),
             args.matches,
@@ -557,7 +572,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except (ValueError, FileNotFoundError) as error:
         parser.error(str(error))
     except EvaluationError as error:
-        print(f"{prog}: evaluation stopped: {error}", file=sys.stderr)
+        print(printable_message(f"{prog}: evaluation stopped: {error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return _interrupted(args, finished)

@@ -117,7 +117,9 @@ def parse_card_token(token: str) -> int:
     try:
         return parse_card(token.translate(SUIT_SYMBOLS))
     except ValueError:
-        raise CommandError(f"{token!r} is not a command or a card: {CARD_HELP}. Type help for the commands.") from None
+        raise CommandError(
+            f"{token!r} is not a command or a card (a card is a rank and a suit: 7h, 10d, as); type help."
+        ) from None
 
 
 def _tokens(text: object) -> list[str]:
@@ -170,11 +172,16 @@ def example_card(word: str, game: Game) -> int:
 
 
 def _one_card(word: str, args: list[str], game: Game) -> int:
-    if len(args) != 1:
-        example = card_name(example_card(word, game)).lower()
-        got = f"got {len(args)}: {' '.join(args)}" if args else "got none"
-        raise CommandError(f"{word} takes one card, e.g. {word} {example} ({got}). {legal_summary(game)}")
-    return parse_card_token(args[0])
+    if len(args) == 1:
+        return parse_card_token(args[0])
+    example = card_name(example_card(word, game)).lower()
+    if args and WORDS[word] == "take":  # the card is optional: only the extra words are wrong
+        raise CommandError(
+            f"{word} takes the face-up card and nothing more: {word} or {word} {example}, not {word} "
+            f"{' '.join(args)!r:.40}."
+        )
+    got = f"got {' '.join(args)!r:.40}" if args else "got none"
+    raise CommandError(f"{word} takes one card, e.g. {word} {example} ({got}). {legal_summary(game)}")
 
 
 def _action(kind: str, word: str, args: list[str], game: Game, player: int) -> int:

@@ -13,23 +13,40 @@ import json
 import random
 from typing import Any
 
-from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents import HEURISTICS, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
 from hollywood_gin_env.support.atomic import atomic_write_text
-from hollywood_gin_env.support.userfiles import read_user_file
+from hollywood_gin_env.support.userfiles import format_bytes, read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
 FILE_VERSION = 1
 MAX_FILE_BYTES = 16 * 2**20  # a long match's log is well under 1 MB; refuse more before reading it
+#: Moves a saved match may hold: a match against a bot takes about 2,000, random against random at most about 81,000;
+#: replaying 100,000 takes a few seconds, and their log (about 70 bytes a move) fits MAX_FILE_BYTES.
+MAX_MATCH_ACTIONS = 100_000
 
 
 class SessionError(ValueError):
     """A move the session refuses (not the human's turn, illegal, nothing to continue); the match is unchanged."""
 
 
+class MatchTooLongError(ValueError):
+    """A match that a save file cannot hold (more moves or bytes than `load_match` reads): it is not written."""
+
+
+def check_match_length(actions: int) -> None:
+    """MatchTooLongError if a match of `actions` moves is more than a saved match may hold."""
+    if actions > MAX_MATCH_ACTIONS:
+        raise MatchTooLongError(
+            f"the match has {actions:,} moves, more than the {MAX_MATCH_ACTIONS:,} a saved match may hold"
+        )
+
+
 def save_match(path: str, game: Game, human: int, opponent: str) -> None:
-    """Write the match (its engine event log, the human's seat, the opponent) to path atomically."""
+    """Write the match (its engine event log, the human's seat, the opponent) to path atomically; MatchTooLongError,
+    writing nothing, if `load_match` would refuse the file (too many moves or bytes)."""
+    check_match_length(len(game.actions_played()))
     data = {
         "format": FILE_FORMAT,
         "version": FILE_VERSION,
@@ -37,7 +54,11 @@ def save_match(path: str, game: Game, human: int, opponent: str) -> None:
         "opponent": opponent,
         "events": game.events,
     }
-    atomic_write_text(path, json.dumps(data))
+    text = json.dumps(data)  # ASCII: its length is its size in bytes
+    if len(text) > MAX_FILE_BYTES:
+        size, limit = format_bytes(len(text)), format_bytes(MAX_FILE_BYTES)
+        raise MatchTooLongError(f"the match's log is {size}, more than the {limit} a saved match may hold")
+    atomic_write_text(path, text)
 
 
 def _read_json(path: str) -> Any:
@@ -67,10 +88,19 @@ def load_match(path: str) -> tuple[Game, int, str]:
     _field(data, "version", (FILE_VERSION,), path)
     human = _field(data, "human_seat", (0, 1), path)
     opponent = data.get("opponent", "expert")
-    if not isinstance(opponent, str):
-        raise ValueError(f"{path}: opponent {opponent!r} is not allowed: use a string such as 'expert'")
+    if not isinstance(opponent, str) or not opponent.isprintable():
+        raise ValueError(
+            f"{path}: opponent {opponent!r:.200} is not allowed: use an agent spec such as 'bot' or 'expert' "
+            "(printable characters only)"
+        )
+    events = data.get("events")
+    if isinstance(events, list):  # counted before replaying: replay time and memory grow with the moves
+        try:
+            check_match_length(sum(isinstance(e, dict) and "action" in e for e in events))
+        except MatchTooLongError as error:
+            raise ValueError(f"{path}: {error}") from None
     try:
-        game = Game.replay(data.get("events"))
+        game = Game.replay(events)
     except (KeyError, TypeError, ValueError, RecursionError) as error:  # a hand-edited or damaged log
         raise ValueError(f"{path} holds no replayable match: {str(error)[:300]}") from None
     return game, human, opponent
@@ -91,7 +121,7 @@ class Session:
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
         self.hold_hand_ends = hold_hand_ends
         self.agent = load_agent(opponent)
-        self.names = ("You", "Bot") if human == 0 else ("Bot", "You")
+        self.names = player_names(human, self.opponent_label)
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
 
@@ -99,6 +129,11 @@ class Session:
     def opponent_label(self) -> str:
         """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
         return agent_label(getattr(self.agent, "name", self.opponent))
+
+    @property
+    def opponent_name(self) -> str:
+        """How the table names the opponent ("Bot", "Expert")."""
+        return opponent_name(self.opponent_label)
 
     @property
     def humans_turn(self) -> bool:
@@ -113,6 +148,11 @@ class Session:
                 save_match(self.save_path, self.game, self.human, self.opponent)
             except OSError as error:
                 self.save_error = f"Could not save the match to {self.save_path}: {error}"
+            except MatchTooLongError as error:  # the file keeps the last save, which resumes
+                self.save_error = (
+                    f"The match is no longer saved: {error}. {self.save_path} keeps it as last saved; "
+                    "finish it here, or resume that."
+                )
         return self.save_error is None
 
     def not_your_turn(self) -> str:
@@ -166,6 +206,18 @@ class Session:
         if not self.humans_turn:
             raise SessionError(self.not_your_turn())
         return hint_lines(self.game, self.human, self.agent)
+
+
+def opponent_name(label: str) -> str:
+    """How the table names an opponent of this label: a heuristic by its name ("Expert"), the shipped bot or a
+    checkpoint "Bot"."""
+    return label.capitalize() if label in HEURISTICS else "Bot"
+
+
+def player_names(human: int, label: str) -> tuple[str, str]:
+    """The names of seats 0 and 1 at the table: "You" for the human's, the opponent's name for the other."""
+    name = opponent_name(label)
+    return ("You", name) if human == 0 else (name, "You")
 
 
 def choose_seat(seat: str, seed: int) -> int:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shlex
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -19,14 +21,26 @@ from rich.text import Text
 from hollywood_gin_env import Rules
 from hollywood_gin_env.agents import BOT_NAME
 from hollywood_gin_env.display.render import position_text, sheet_text
-from hollywood_gin_env.display.words import hand_end_lines, hand_events, move_sentences
+from hollywood_gin_env.display.words import hand_end_lines, hand_log
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
-from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, save_match
+from hollywood_gin_env.play.hints import agent_label
+from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
+from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
 PROG = "hollywood-gin play"
 __all__ = ["FILE_FORMAT", "PROG", "Terminal", "default_opponent", "load_match", "main", "save_match"]
+YES, NO = ("y", "yes"), ("", "n", "no")  # answers to a yes/no question (Enter: no)
+
+
+class TerminalConsole(Console):
+    """rich's console, printing every string it is given with control characters escaped (a file name, a path or a
+    saved opponent cannot retitle or clear the terminal: hollywood_gin_env.support.messages)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """The string as rich text, its control characters (but line breaks and tabs) escaped."""
+        return super().render_str(printable_message(text), **kwargs)
 
 
 def default_opponent(prog: str = PROG) -> str:
@@ -34,7 +48,7 @@ def default_opponent(prog: str = PROG) -> str:
     if importlib.util.find_spec("torch") is None:
         print(
             f"{prog}: torch is not installed, so the shipped bot cannot play: you play the expert heuristic "
-            '(for the bot, install the [torch] extra; in a checkout: python -m pip install ".[torch]")',
+            f"(for the bot: {install_hint('torch')})",
             file=sys.stderr,
         )
         return "expert"
@@ -42,26 +56,35 @@ def default_opponent(prog: str = PROG) -> str:
 
 
 def opening_line(session: Session) -> str:
-    """Whom the human plays, from which seat, and where the commands are."""
-    game, human = session.game, session.human
+    """Whom the human plays, who deals and plays first (or which hand resumes), and where the commands are."""
+    game, human, bot = session.game, session.human, session.opponent_name
     if game.hand_number > 1 or len(game.actions_played()):
         where = f"resuming hand {game.hand_number}"
+    elif game.dealer == human:
+        where = f"you deal the first hand, so {bot} plays first"
     else:
-        where = "you deal first" if game.dealer == human else "the bot deals first"
+        where = f"{bot} deals the first hand, so you play first"
     return (
-        f"You play {session.opponent_label} from seat {human} ({where}). Type help for the commands; "
-        "hint asks the bot what it would do."
+        f"You play {session.opponent_label}: {where}. Type help for the commands; "
+        f"hint shows what {session.opponent_label} would do."
     )
 
 
 class Terminal:
     """The terminal front end of a `Session`: shows the match on a rich console and reads typed commands."""
 
-    def __init__(self, session: Session, console: Console, pause: bool = True, prog: str = PROG) -> None:
+    def __init__(
+        self,
+        session: Session,
+        console: Console,
+        pause: bool = True,
+        prog: str = PROG,
+        names: tuple[str, str] | None = None,
+    ) -> None:
         self.session, self.game, self.console = session, session.game, console
         self.prog = prog  # the command as typed, for the "Resume with" line
         self.pause = pause  # wait for Enter after a hand's end, so its result is read before the next deal
-        self.names = session.names
+        self.names = names or session.names
         self.shown = len(self.game.events)
         self.drawn_at = -1  # the event count when the match was last shown: redraw it only after a move
 
@@ -108,8 +131,7 @@ class Terminal:
         elif command.kind == "sheet":
             self.console.print(sheet_text(self.game.position(), self.names, human))
         elif command.kind == "log":
-            moves = move_sentences(hand_events(self.game.events), human, self.names)
-            self.console.print(Text("\n").join(moves) if moves else "No moves yet this hand.")
+            self.console.print(Text("\n").join(hand_log(self.game.events, human, self.names)))
         elif command.kind == "help":
             self.console.print(HELP)
         return command.kind != "quit"
@@ -140,28 +162,53 @@ class Terminal:
         """Leave mid-match: save to the save file, or offer to save (again, if saving failed)."""
         while True:
             if not self.session.save_path:
-                try:
-                    name = self.console.input("Save the match to a file before leaving? (name, or Enter: no) ")
-                except (EOFError, KeyboardInterrupt):
-                    name = ""
-                self.session.save_path = name.strip() or None
+                self.session.save_path = self.new_save_file()
                 if not self.session.save_path:
                     break
             if self.save():
-                self.console.print(f"Saved. Resume with: {self.prog} --resume {self.session.save_path}")
+                resume = f"{self.prog} --resume {shlex.quote(self.session.save_path)}"
+                self.console.print(f"Saved. Resume with: {resume}", soft_wrap=True)
                 break
             self.session.save_path = None
         self.console.print("Bye.")
         return 0
 
+    def ask(self, question: str) -> str:
+        """The player's answer, stripped; "" after Ctrl-C or Ctrl-D."""
+        try:
+            return self.console.input(question).strip()
+        except (EOFError, KeyboardInterrupt):
+            return ""
+
+    def ask_yes(self, question: str) -> bool:
+        """True if the player answers y or yes, False for n, no or Enter; anything else asks again."""
+        while True:
+            answer = self.ask(f"{question} (y/N) ").lower()
+            if answer in YES or answer in NO:
+                return answer in YES
+            self.console.print(f"Answer y (yes) or n (no), not {answer!r:.40}.")
+
+    def new_save_file(self) -> str | None:
+        """A file to save the match to, asked for; None if the player declines. An existing file is never named:
+        the player is asked for another (as --save refuses one)."""
+        if not self.ask_yes("Save the match to a file before leaving?"):
+            return None
+        while True:
+            name = self.ask("File to save it to (Enter: leave without saving): ")
+            if not name or not os.path.lexists(name):
+                return name or None
+            self.console.print(f"{name} already exists (an earlier match?): give another name.", soft_wrap=True)
+
 
 def replay(path: str, console: Console) -> int:
-    """Step through a saved match showing both hands: Enter for the next move, q to stop."""
-    final, human, _ = load_match(path)
-    view = Terminal(Session(Game.replay(final.events[:1]), human, "random"), console, pause=False)
+    """Step through a saved match showing both hands, laid out as the player saw the match (their hand last, their
+    score column first): Enter for the next move, q to stop."""
+    final, human, opponent = load_match(path)
+    names = player_names(human, agent_label(opponent))  # the saved opponent is named, never loaded
+    view = Terminal(Session(Game.replay(final.events[:1]), human, "random"), console, pause=False, names=names)
     actions = final.actions_played()
     for step, action in enumerate(actions):
-        console.print(position_text(view.game.position(), None, view.names))
+        console.print(position_text(view.game.position(), None, view.names, own_seat=human))
         try:
             if console.input(f"({step + 1}/{len(actions)}) Enter: next move, q: stop > ").strip().lower() == "q":
                 return 0
@@ -169,13 +216,13 @@ def replay(path: str, console: Console) -> int:
             return 0
         view.game.step(action)
         view.news()
-    console.print(position_text(view.game.position(), None, view.names))
+    console.print(position_text(view.game.position(), None, view.names, own_seat=human))
     return 0
 
 
 def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     """The command line; `prog` is the command as the user typed it, for usage and errors."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
+    parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument(
         "--opponent",
         help="bot (the shipped bot), checkpoint:PATH, expert, greedy or random (default: "
@@ -183,7 +230,12 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
-    parser.add_argument("--seat", choices=("0", "1", "random"), default="random", help="your seat (default random)")
+    parser.add_argument(
+        "--seat",
+        choices=("0", "1", "random"),
+        default="random",
+        help="your seat (default random); who deals first is drawn from the seed, and the first line says who",
+    )
     parser.add_argument("--deck", help="fix the first deal: 52 cards (docs/PLAY.md)")
     parser.add_argument("--no-color", action="store_true", help="plain text, no colours")
     parser.add_argument("--save", metavar="PATH", help="save the match to PATH after every move (atomic)")
@@ -228,6 +280,11 @@ def check_save_target(args: argparse.Namespace) -> None:
     )
 
 
+def fail(console: Console, message: str) -> None:
+    """Print an error on one line (the terminal wraps it, so a command in it stays whole), in red."""
+    console.print(message, style="red", soft_wrap=True)
+
+
 def first_session(args: argparse.Namespace, web: bool) -> Session:
     """The match the command line asks for: resumed from its file, or new."""
     if args.resume:
@@ -246,10 +303,7 @@ def serve_web(args: argparse.Namespace, session: Session, console: Console) -> i
         from hollywood_gin_env.play.web.matches import Matches, session_maker
         from hollywood_gin_env.play.web.server import serve
     except ImportError as error:
-        console.print(
-            f'{args.prog}: error: --web needs the [web] extra ({error}); in a checkout: python -m pip install ".[web]"',
-            style="red",
-        )
+        fail(console, f"{args.prog}: error: --web needs the [web] extra ({error}): {install_hint('web')}")
         return 2
     try:
         return serve(
@@ -257,10 +311,10 @@ def serve_web(args: argparse.Namespace, session: Session, console: Console) -> i
             args.host or "127.0.0.1",
             args.port or 0,
             not args.no_browser,
-            say=console.print,
+            say=lambda line: console.print(line, soft_wrap=True),
         )
     except OSError as error:
-        console.print(f"{args.prog}: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
+        fail(console, f"{args.prog}: error: cannot listen on {args.host or '127.0.0.1'}:{args.port or 0}: {error}")
         return 2
     except KeyboardInterrupt:
         return 0
@@ -270,17 +324,17 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """The `hollywood-gin play` command line (`prog`: how it was typed); returns the exit status."""
     args = parse_args(argv, prog)
     # soft_wrap off: rich breaks long lines between words at the terminal's width, not the terminal mid-word
-    console = Console(color_system=None if args.no_color else "auto", highlight=False, markup=False)
+    console = TerminalConsole(color_system=None if args.no_color else "auto", highlight=False, markup=False)
     try:
         if args.replay:
             return replay(args.replay, console)
         check_save_target(args)
         session = first_session(args, args.web)
     except (ValueError, FileNotFoundError) as error:
-        console.print(f"{args.prog}: error: {error}", style="red")
+        fail(console, f"{args.prog}: error: {error}")
         return 2
     if not session.save():
-        console.print(session.save_error, style="red")
+        fail(console, session.save_error)
         return 2
     return serve_web(args, session, console) if args.web else Terminal(session, console, prog=args.prog).run()
 

@@ -5,8 +5,8 @@ reading waits for a writer), a directory, or a file far larger than anything thi
 refuses all but a regular file within a byte limit: it checks the path before opening it (opening a device can
 act on it), opens it without blocking (a FIFO swapped in meanwhile cannot hang), then checks the opened file itself,
 so what is read is what was checked. `read_user_file` reads such a file whole, never more than the limit. Every
-refusal is a `UserFileError` (a ValueError) in one line naming the path and what is allowed; a missing path is a
-FileNotFoundError saying so.
+refusal is a `UserFileError` (a ValueError) in one line naming the path (its control characters escaped, so the
+message is safe to print) and what is allowed; a missing path is a FileNotFoundError saying so.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import stat
 from typing import BinaryIO
+
+from hollywood_gin_env.support.messages import escape_controls
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _KINDS = (
@@ -28,6 +30,11 @@ _KINDS = (
 
 class UserFileError(ValueError):
     """A file a user named cannot be read as asked; the one-line message says why and what is allowed."""
+
+
+def shown(path: str | os.PathLike) -> str:
+    """A path as a message prints it: control characters escaped (hollywood_gin_env.support.messages)."""
+    return escape_controls(os.fspath(path))
 
 
 def describe_kind(mode: int) -> str:
@@ -70,7 +77,7 @@ def read_user_file(path: str | os.PathLike, limit: int, what: str) -> bytes:
     with open_user_file(path, limit, what) as f:
         data = f.read(limit + 1)  # never more than the limit, even if the file grew since it was checked
     if len(data) > limit:
-        raise UserFileError(f"{what} {path} holds more than {format_bytes(limit)}; at most that is read")
+        raise UserFileError(f"{what} {shown(path)} holds more than {format_bytes(limit)}; at most that is read")
     return data
 
 
@@ -85,16 +92,18 @@ def _check(path: str | os.PathLike, info: os.stat_result, limit: int, what: str)
     """UserFileError unless info is a regular file of at most `limit` bytes."""
     if not stat.S_ISREG(info.st_mode):
         raise UserFileError(
-            f"{what} {path} is {describe_kind(info.st_mode)}, not a regular file; give the path of a regular file"
+            f"{what} {shown(path)} is {describe_kind(info.st_mode)}, not a regular file; "
+            "give the path of a regular file"
         )
     if info.st_size > limit:
         raise UserFileError(
-            f"{what} {path} is {format_bytes(info.st_size)}; a {what} is at most {format_bytes(limit)} (refused unread)"
+            f"{what} {shown(path)} is {format_bytes(info.st_size)}; a {what} is at most {format_bytes(limit)} "
+            "(refused unread)"
         )
 
 
 def _os_error(path: str | os.PathLike, error: OSError, what: str) -> OSError:
     """The error to raise for an OSError on path: FileNotFoundError for a missing file, else UserFileError."""
     if isinstance(error, (FileNotFoundError, NotADirectoryError)):
-        return FileNotFoundError(f"{what} not found: {path}")
-    return UserFileError(f"cannot read {what} {path}: {error.strerror or error}")
+        return FileNotFoundError(f"{what} not found: {shown(path)}")
+    return UserFileError(f"cannot read {what} {shown(path)}: {error.strerror or error}")

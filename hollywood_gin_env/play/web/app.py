@@ -36,7 +36,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hollywood_gin_env.display.render import sheet_text
-from hollywood_gin_env.display.words import hand_events, move_sentences
+from hollywood_gin_env.display.words import hand_log
 from hollywood_gin_env.play.commands import CommandError, help_lines, parse_command
 from hollywood_gin_env.play.session import SessionError
 from hollywood_gin_env.play.web.matches import Entry, Matches, MatchLimitError
@@ -242,8 +242,7 @@ def answer_command(entry: Entry, kind: str) -> list[str]:
     if kind == "sheet":
         return sheet_text(session.game.position(), session.names, session.human).plain.splitlines()
     if kind == "log":
-        moves = move_sentences(hand_events(session.game.events), session.human, session.names)
-        return [m.plain for m in moves] or ["No moves yet this hand."]
+        return [line.plain for line in hand_log(session.game.events, session.human, session.names)]
     if kind == "help":
         return [
             *help_lines(terminal=False),

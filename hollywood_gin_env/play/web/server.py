@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import webbrowser
 from collections.abc import Callable
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hollywood_gin_env.play.web.app import LOOPBACK_HOSTS, create_app
 from hollywood_gin_env.play.web.matches import Matches
 
-KEEP_ALIVE_SECONDS = 5  # a page's requests come in bursts; an idle connection is closed soon after
-MAX_CONNECTIONS = 64  # a page opens a handful; beyond this many at once uvicorn answers 503
+IDLE_SECONDS = 5.0  # a page's requests come in bursts; a connection waiting for a request is closed soon after
+MAX_CONNECTIONS = 256  # a page opens about six; beyond this many the one idle longest is closed
+HEAD_BYTES = 16 * 1024  # a request's line and headers (a page's are under 2 KB, with localhost cookies more)
+BACKLOG = 128  # connections queued before accepting, and accepted in one go
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -23,7 +27,7 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(64)
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -48,15 +52,78 @@ def exposure_warning(host: str) -> str | None:
     )
 
 
-def server_config(app: Any) -> uvicorn.Config:
-    """uvicorn's settings: quiet, an idle connection closed after KEEP_ALIVE_SECONDS, and 503 beyond
-    MAX_CONNECTIONS concurrent connections (with the app's body timeout, stalled clients hold few descriptors)."""
+def idle_limited_protocol(max_connections: int = MAX_CONNECTIONS, idle_seconds: float = IDLE_SECONDS) -> type:
+    """uvicorn's h11 protocol, closing a connection that has waited `idle_seconds` for a request's headers and,
+    beyond `max_connections` open at once, the one that has waited longest.
+
+    uvicorn times a connection out only between requests and only until its next byte, so a client that connects
+    and sends nothing (or a byte now and then) holds its connection for ever; and its `limit_concurrency` counts
+    such connections, so a few dozen idle sockets would make every request answer 503. Here a connection waits
+    for a request's headers at most `idle_seconds` from when it opened or its last response ended, however many
+    bytes trickle in; a connection with a request in progress is never closed this way (the app bounds a body's
+    wait itself). A new connection beyond the limit closes the longest-waiting one (itself if all others are
+    busy), so idle sockets cannot crowd out a real request and the server's descriptors stay bounded.
+    """
+    waiting: dict[H11Protocol, asyncio.TimerHandle] = {}  # connections awaiting a request's headers, oldest first
+
+    class IdleLimitedH11Protocol(H11Protocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.await_request()
+            if len(self.connections) > max_connections and waiting:
+                next(iter(waiting)).close_idle()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.stop_waiting()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if not self.between_requests():
+                self.stop_waiting()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if self.between_requests() and not self.transport.is_closing():
+                self.await_request()
+
+        def between_requests(self) -> bool:
+            """True while no request is in progress (uvicorn's own test in `shutdown`)."""
+            return self.cycle is None or self.cycle.response_complete
+
+        def await_request(self) -> None:
+            """Start the wait for the next request's headers."""
+            self.stop_waiting()
+            waiting[self] = self.loop.call_later(idle_seconds, self.close_idle)
+
+        def stop_waiting(self) -> None:
+            """A request arrived or the connection closed: no deadline."""
+            timer = waiting.pop(self, None)
+            if timer is not None:
+                timer.cancel()
+
+        def close_idle(self) -> None:
+            """Close the connection: it waited too long for a request, or others need its place."""
+            self.stop_waiting()
+            self.transport.close()
+
+    return IdleLimitedH11Protocol
+
+
+def server_config(
+    app: Any, max_connections: int = MAX_CONNECTIONS, idle_seconds: float = IDLE_SECONDS
+) -> uvicorn.Config:
+    """uvicorn's settings: quiet, h11 with `idle_limited_protocol`'s limits, request headers of at most HEAD_BYTES.
+
+    uvicorn's `limit_concurrency` is left off: it counts idle connections too, which the protocol bounds instead."""
     return uvicorn.Config(
         app,
         log_level="warning",
         access_log=False,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        limit_concurrency=MAX_CONNECTIONS,
+        http=idle_limited_protocol(max_connections, idle_seconds),
+        timeout_keep_alive=max(1, round(idle_seconds)),  # uvicorn's own wait after a response; ours is as long
+        h11_max_incomplete_event_size=HEAD_BYTES,
+        backlog=BACKLOG,
     )
 
 

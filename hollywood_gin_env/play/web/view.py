@@ -19,6 +19,7 @@ from hollywood_gin_env.display.words import (
     move_sentences,
     public_took,
     sorted_melds,
+    turn_count,
 )
 from hollywood_gin_env.play.session import Session
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
@@ -26,6 +27,7 @@ from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
 
 WHO = ("you", "bot")  # how the page names the two players, whatever their seats
+RECENT_MOVES = 60  # the hand's moves the page lists, the last ones (a hand may run to thousands)
 
 
 def names(cards: Sequence[int]) -> list[str]:
@@ -194,9 +196,11 @@ def page_view(session: Session, seq: int) -> dict[str, Any]:
     events, pile = hand_events(game.events), game.discard_pile
     held = session.held_hand_end is not None
     ended = shown_hand_end(session)
+    moves = move_sentences(events, human, session.names, last=RECENT_MOVES)
     return {
         "seq": seq,
         "opponent": session.opponent_label,
+        "opponent_name": session.opponent_name,
         "seat": human,
         "hand_number": game.hand_number,
         "dealer": who(session, game.dealer),
@@ -211,7 +215,8 @@ def page_view(session: Session, seq: int) -> dict[str, Any]:
             "size": len(pile),
         },
         "stock": game.stock_size,
-        "moves": [m.plain for m in move_sentences(events, human, session.names)],
+        "moves": [m.plain for m in moves],
+        "earlier_moves": turn_count(events) - len(moves),
         "legal": legal_moves(session),
         "sheet": sheet(session),
         "rules": {

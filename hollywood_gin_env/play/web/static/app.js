@@ -77,11 +77,19 @@ function newMatch() {
   });
 }
 
+// A typed command's answer, or why it was refused, shows under the box it was typed in (the refused text stays
+// in the box to be corrected).
 function typed(event) {
   event.preventDefault();
   const text = $("command").value;
   return act(async () => {
-    const data = await call("POST", `/api/matches/${matchId}/command`, { seq: state.seq, text });
+    let data;
+    try {
+      data = await call("POST", `/api/matches/${matchId}/command`, { seq: state.seq, text });
+    } catch (error) {
+      $("answer").replaceChildren(el("li", "refused", error.message));
+      return;
+    }
     state = data.state;
     $("command").value = "";
     $("answer").replaceChildren(...data.message.map((line) => el("li", "", line)));
@@ -90,7 +98,8 @@ function typed(event) {
 
 function showBot() {
   const bot = state.bot;
-  $("bot-name").textContent = `Bot (${state.opponent})`;
+  const name = state.opponent_name;
+  $("bot-name").textContent = name.toLowerCase() === state.opponent ? name : `${name} (${state.opponent})`;
   $("bot-count").textContent = `${bot.cards} cards${state.dealer === "bot" ? " \u00b7 deals" : ""}`;
   const hidden = bot.cards - bot.took.length;
   $("bot-hand").replaceChildren(...Array.from({ length: hidden }, () => el("div", "card back small")));
@@ -173,10 +182,10 @@ function showHand() {
 
 function showSheet() {
   const head = el("tr");
-  head.append(el("th", "", ""), el("th", "", "You"), el("th", "", "Bot"), el("th", "", ""));
+  head.append(el("th", "", ""), el("th", "", "You"), el("th", "", state.opponent_name), el("th", "", ""));
   const rows = state.sheet.map((g) => {
     const row = el("tr", g.winner ? "closed" : "");
-    const status = g.winner ? `won by ${g.winner === "you" ? "you" : "the bot"} (net ${g.net})` : "open";
+    const status = g.winner ? `won by ${g.winner === "you" ? "you" : state.opponent_name} (net ${g.net})` : "open";
     row.append(el("th", "", g.game), el("td", "", `${g.points[0]} (${g.entered[0]})`),
                el("td", "", `${g.points[1]} (${g.entered[1]})`), el("td", "status", status));
     return row;
@@ -188,7 +197,7 @@ function showSheet() {
 
 function spreadBlock(spread) {
   const block = el("div", "spread");
-  const title = spread.who === "you" ? "You" : "Bot";
+  const title = spread.who === "you" ? "You" : state.opponent_name;
   block.append(el("div", "spread-title", `${title} (${spread.role}) \u00b7 deadwood ${spread.deadwood_total}`));
   const cards = el("div", "spread-cards");
   for (const meld of spread.melds) {
@@ -216,10 +225,11 @@ function showHandEnd() {
   $("hand-end").hidden = !end;
   document.body.classList.toggle("hand-over", Boolean(end)); // the page stops at the hand's end (docs/PLAY.md)
   if (!end) return;
-  const knocker = end.knocker === "you" ? "You" : "Bot";
-  const defender = end.knocker === "you" ? "Bot" : "you";
-  const titles = { knock: `${knocker} knocked`, gin: `${knocker} went gin`, undercut: `${knocker} knocked, and ` +
-                   `${defender === "you" ? "you undercut" : "Bot undercuts"}`, dead: "a dead hand" };
+  const bot = state.opponent_name;
+  const knocker = end.knocker === "you" ? "You" : bot;
+  const undercut = end.knocker === "you" ? `${bot} undercuts` : "you undercut";
+  const titles = { knock: `${knocker} knocked`, gin: `${knocker} went gin`,
+                   undercut: `${knocker} knocked, and ${undercut}`, dead: "a dead hand" };
   $("hand-end-title").textContent = `Hand ${end.hand}: ${titles[end.kind]}`;
   $("spreads").replaceChildren(...end.spreads.map(spreadBlock));
   // the last move, then the result: the score, games closed, the series
@@ -245,14 +255,17 @@ async function showHint() {
 function show() {
   document.body.classList.remove("loading");
   const hand = state.hand_end ? state.hand_end.hand : state.hand_number; // the hand the page shows
-  $("matchup").textContent = `You (seat ${state.seat}) vs ${state.opponent} \u00b7 hand ${hand}`;
+  $("matchup").textContent = `You vs ${state.opponent} \u00b7 hand ${hand}`;
   showBot();
   showPiles();
   showHand();
   showSheet();
   $("prompt").textContent = state.prompt;
   $("prompt").className = `prompt ${state.turn === "you" ? "yours" : ""}`;
-  $("moves").replaceChildren(...state.moves.map((line) => el("li", "", line)));
+  // a long hand sends only its last moves: a note stands for the earlier ones, and the numbers run on after it
+  const earlier = state.earlier_moves ? [el("li", "earlier muted", `\u2026 ${state.earlier_moves} earlier moves`)] : [];
+  $("moves").start = Math.max(state.earlier_moves, 1);
+  $("moves").replaceChildren(...earlier, ...state.moves.map((line) => el("li", "", line)));
   $("moves").scrollTop = $("moves").scrollHeight; // the newest move in view
   const save = state.save;
   $("save").textContent = save.error || (save.path ? `Saved after every move to ${save.path}` :

@@ -1,0 +1,69 @@
+"""The command line of `hollywood-gin train` (hollywood_gin_trainer.main), importable without torch so that
+`--help` shows the options before the [train] extra is installed.
+
+Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then PPO against an opponent pool.
+
+    hollywood-gin train                                 # the recipe of the shipped bot (configs/default.toml)
+    hollywood-gin train --config configs/quick.toml     # about 2 minutes on 2 cores
+    hollywood-gin train --set train.lr=1e-4 --seed 3 --run-dir runs/try
+    hollywood-gin train --resume runs/try               # continue from runs/try/last.pt
+
+The same program is `python -m hollywood_gin_env train` and, in a checkout, `python train.py`. Logs go to TensorBoard
+(`tensorboard --logdir runs`); the run directory gets config.toml, last.pt (before and after every evaluation and on
+Ctrl-C), best.pt (best lower 95% bound against the first eval opponent) and policy.pt (the final policy).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from hollywood_gin_env.support.messages import ArgumentParser
+
+#: How the program is typed where no caller says (the console command; `python train.py` passes its own).
+PROG = "hollywood-gin train"
+#: What `--help` says before the options: the program and its examples (this module's docstring, after its first
+#: paragraph).
+DESCRIPTION = __doc__.split("\n\n", 1)[1]
+
+
+def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
+    """The command line (DESCRIPTION); `prog` is the command as the user typed it, for usage and errors."""
+    parser = ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--config",
+        default=None,
+        help="TOML config (default: none, the shipped recipe, the values configs/default.toml documents)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
+    )
+    parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
+    parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
+    parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
+    parser.add_argument("--resume", default=None, metavar="RUN_DIR|PATH", help="continue a run from its last.pt")
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        default=None,
+        metavar="UPDATES",
+        help="save last.pt and stop after this many more updates (as Ctrl-C does; 0: after the warm start)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start a new run in a directory that holds one, removing its files and logs",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDRESS",
+        help="train.workers > 1: join this Ray cluster (default: start Ray here)",
+    )
+    args = parser.parse_args(argv)
+    args.prog = prog  # the errors and the "resume with" lines name the command as it was typed
+    return args
