@@ -29,6 +29,7 @@ only for "checkpoint:PATH" agents.
 
 from __future__ import annotations
 
+import io
 import itertools
 import math
 import os
@@ -321,7 +322,9 @@ def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str
         "state_dict": policy.state_dict(),
         **extra,
     }
-    atomic_write(path, lambda f: torch.save(data, f))
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    atomic_write(path, buffer.getvalue())
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:

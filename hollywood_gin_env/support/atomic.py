@@ -1,14 +1,12 @@
-"""Atomic file writes: write a temporary file beside the target, then rename it over the target.
+"""Atomic file writes: the bytes go to a temporary file beside the target, are synced, then renamed over it.
 
-The temporary file is named `.<target>.atomic-<8 hex digits>.tmp` (`is_temp_name` recognises it, and the
-`tempfile.mkstemp` form `.<target>.<8 characters>.tmp`), so a directory's leftovers of interrupted writes can be found
-and removed (hollywood_gin_trainer/rundir.py). It is created with mode 0666 less the umask, as `open` would create the
-file itself. A write that fails on the disk (a full disk, say) leaves the previous file as it was and raises
-`AtomicWriteError`, whose one-line message says so.
-
-The rename replaces whatever the target path names, so the target must be a regular file or a new path: a symlink,
-a device (`/dev/null`), a FIFO or a directory there is refused before anything is written (`WriteTargetError`,
-`check_write_target`); otherwise a save to `/dev/null` run as root would replace the machine's `/dev/null`.
+A reader, or a process killed mid-write, sees the previous file or the new one, never half of one. The temporary file
+is `.<target>.<8 hex digits>.tmp` (`is_temp_name` recognises it and `tempfile.mkstemp`'s form, so leftovers of a
+killed write can be found) and gets mode 0666 less the umask, as `open` would give the target. The rename replaces
+whatever the target path names, so the target must be a regular file or a new path: a symlink, a device
+(`/dev/null`: run as root, a save there would replace it), a FIFO or a directory is refused before anything is
+written (`WriteTargetError`). A write that fails on the disk raises `AtomicWriteError` saying the previous file is
+intact.
 """
 
 from __future__ import annotations
@@ -19,13 +17,10 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Callable
-from typing import IO, Any
 
-from hollywood_gin_env.support.userfiles import describe_kind
+from hollywood_gin_env.support.userfiles import describe_kind, shown
 
-#: The temporary names of atomic_write, and the tempfile.mkstemp form a run directory may also hold.
-_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.(atomic-[0-9a-f]{8}|[a-z0-9_]{8})\.tmp")
+_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
@@ -33,23 +28,22 @@ class AtomicWriteError(OSError):
     """A write that failed on the disk; the message says whether the previous file is intact."""
 
     def __init__(self, path: str | os.PathLike, cause: OSError) -> None:
-        name = os.path.basename(path)
-        after = f"the previous {name} is intact" if os.path.exists(path) else "nothing was written"
-        super().__init__(cause.errno, f"could not write {path} ({cause.strerror or cause}); {after}")
+        after = f"the previous {os.path.basename(path)} is intact" if os.path.exists(path) else "nothing was written"
+        super().__init__(cause.errno, f"could not write {shown(path)} ({cause.strerror or cause}); {after}")
 
     def __str__(self) -> str:
         return str(self.strerror)
 
 
 class WriteTargetError(AtomicWriteError, ValueError):
-    """The target of a write is neither a regular file nor a new path; nothing was written. (An OSError like any
-    failed write, and a ValueError like any refused argument, so either kind of handler reports it in one line.)"""
+    """The target is neither a regular file nor a new path; nothing was written (an OSError and a ValueError, so
+    either kind of handler reports it in one line)."""
 
     def __init__(self, path: str | os.PathLike, kind: str) -> None:
         OSError.__init__(
             self,
             errno.EINVAL,
-            f"refusing to write {path}: it is {kind}; a file is saved only to a regular file or a new path "
+            f"refusing to write {shown(path)}: it is {kind}; a file is saved only to a regular file or a new path "
             "(nothing was written)",
         )
 
@@ -67,73 +61,33 @@ def check_write_target(path: str | os.PathLike) -> None:
 
 
 def is_temp_name(name: str) -> bool:
-    """True if a file name is one of atomic_write's temporary files (left behind if a write was interrupted)."""
+    """True if a file name is one of atomic_write's temporary files (left behind if a write was killed)."""
     return _TEMP_NAME.fullmatch(name) is not None
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], object]) -> None:
-    """Call write(f) on a temporary file in path's folder, then replace path with it (never a half file)."""
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Replace the file at path with `data` atomically (module docstring)."""
     check_write_target(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    temporary, handle = _create_temporary(folder, os.path.basename(path))
-    recorder = None
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    try:
+        handle = os.open(temporary, _CREATE_FLAGS, 0o666)
+    except OSError as error:
+        raise AtomicWriteError(path, error) from error
     try:
         with os.fdopen(handle, "wb") as f:
-            recorder = _DiskErrors(f)
-            write(recorder)  # type: ignore[arg-type]
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        cause = error if isinstance(error, OSError) else recorder.error if recorder is not None else None
-        if cause is not None and isinstance(error, (OSError, RuntimeError)):
-            raise AtomicWriteError(path, cause) from error
+        if isinstance(error, OSError):
+            raise AtomicWriteError(path, error) from error
         raise
-    _sync_folder(folder)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write text (UTF-8) to path atomically."""
-    atomic_write(path, lambda f: f.write(text.encode("utf-8")))
-
-
-def _create_temporary(folder: str, name: str) -> tuple[str, int]:
-    """(path, descriptor) of a new temporary file for `name` in folder, created exclusively (mode 0666 - umask)."""
-    while True:
-        temporary = os.path.join(folder, f".{name}.atomic-{secrets.token_hex(4)}.tmp")
-        try:
-            return temporary, os.open(temporary, _CREATE_FLAGS, 0o666)
-        except FileExistsError:
-            continue
-
-
-class _DiskErrors:
-    """The temporary file as `write` sees it, remembering the OSError of a failed write: torch.save re-raises it
-    as a RuntimeError that does not say the disk is full."""
-
-    def __init__(self, file: IO[bytes]) -> None:
-        self._file = file
-        self.error: OSError | None = None
-
-    def write(self, data: Any) -> int:
-        """Write data, noting an OSError on the way out."""
-        try:
-            return self._file.write(data)
-        except OSError as error:
-            self.error = error
-            raise
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._file, name)
-
-
-def _sync_folder(folder: str) -> None:
-    """Make the rename durable (fsync the folder) where the platform allows it."""
-    with contextlib.suppress(OSError, AttributeError):
-        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+    atomic_write(path, text.encode("utf-8"))

@@ -1,12 +1,10 @@
-"""Reading a file a user names (a config, a saved match, a checkpoint, a JSON file): a regular file only, bounded.
+"""Reading a file a user names (a config, a saved match, a checkpoint): a regular file only, bounded.
 
 A path on a command line may name a device (`/dev/zero` never ends, and its size reads 0), a FIFO (opening one for
 reading waits for a writer), a directory, or a file far larger than anything this program writes. `open_user_file`
-refuses all but a regular file within a byte limit: it checks the path before opening it (opening a device can
-act on it), opens it without blocking (a FIFO swapped in meanwhile cannot hang), then checks the opened file itself,
-so what is read is what was checked. `read_user_file` reads such a file whole, never more than the limit. Every
-refusal is a `UserFileError` (a ValueError) in one line naming the path (its control characters escaped, so the
-message is safe to print) and what is allowed; a missing path is a FileNotFoundError saying so.
+opens the path without blocking and checks the opened file itself (so what is read is what was checked): a regular
+file of at most `limit` bytes, else a one-line `UserFileError` (a ValueError) naming the path, its control
+characters escaped, and what is allowed. A missing path is a FileNotFoundError saying so.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ from hollywood_gin_env.support.messages import escape_controls
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _KINDS = (
+    (stat.S_ISREG, "a regular file"),
     (stat.S_ISLNK, "a symbolic link"),
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISCHR, "a character device"),
@@ -39,10 +38,7 @@ def shown(path: str | os.PathLike) -> str:
 
 def describe_kind(mode: int) -> str:
     """What a file of this st_mode is, in words ("a regular file", "a character device", ...)."""
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def format_bytes(count: int) -> str:
@@ -53,18 +49,29 @@ def format_bytes(count: int) -> str:
     return f"{count} bytes"
 
 
-def open_user_file(path: str | os.PathLike, limit: int, what: str) -> BinaryIO:
-    """The regular file at path, opened for binary reading, if it holds at most `limit` bytes (module docstring).
+def check_user_file(path: str | os.PathLike, info: os.stat_result, limit: int, what: str) -> None:
+    """UserFileError unless `info` (path's stat) is a regular file of at most `limit` bytes; `what` names the file
+    ("config file", "checkpoint file", "saved match")."""
+    if not stat.S_ISREG(info.st_mode):
+        kind = describe_kind(info.st_mode)
+        raise UserFileError(f"{what} {shown(path)} is {kind}, not a regular file; give the path of a regular file")
+    if info.st_size > limit:
+        raise UserFileError(
+            f"{what} {shown(path)} is {format_bytes(info.st_size)}; a {what} is at most {format_bytes(limit)} "
+            "(refused unread)"
+        )
 
-    `what` names the file for messages ("config file", "checkpoint file", "saved match").
-    """
-    _check(path, _stat(path, os.stat, what), limit, what)  # before opening: opening a device or FIFO acts on it
+
+def open_user_file(path: str | os.PathLike, limit: int, what: str) -> BinaryIO:
+    """The regular file at path, opened for binary reading, if it holds at most `limit` bytes (module docstring)."""
     try:
-        descriptor = os.open(path, _OPEN_FLAGS)
+        descriptor = os.open(path, _OPEN_FLAGS)  # without blocking: a FIFO would wait for a writer
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"{what} not found: {shown(path)}") from None
     except OSError as error:
-        raise _os_error(path, error, what) from None
+        raise UserFileError(f"cannot read {what} {shown(path)}: {error.strerror or error}") from None
     try:
-        _check(path, os.fstat(descriptor), limit, what)  # the file opened, in case the path changed meanwhile
+        check_user_file(path, os.fstat(descriptor), limit, what)
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
     except BaseException:
@@ -79,31 +86,3 @@ def read_user_file(path: str | os.PathLike, limit: int, what: str) -> bytes:
     if len(data) > limit:
         raise UserFileError(f"{what} {shown(path)} holds more than {format_bytes(limit)}; at most that is read")
     return data
-
-
-def _stat(path: str | os.PathLike, call, what: str) -> os.stat_result:
-    try:
-        return call(path)
-    except OSError as error:
-        raise _os_error(path, error, what) from None
-
-
-def _check(path: str | os.PathLike, info: os.stat_result, limit: int, what: str) -> None:
-    """UserFileError unless info is a regular file of at most `limit` bytes."""
-    if not stat.S_ISREG(info.st_mode):
-        raise UserFileError(
-            f"{what} {shown(path)} is {describe_kind(info.st_mode)}, not a regular file; "
-            "give the path of a regular file"
-        )
-    if info.st_size > limit:
-        raise UserFileError(
-            f"{what} {shown(path)} is {format_bytes(info.st_size)}; a {what} is at most {format_bytes(limit)} "
-            "(refused unread)"
-        )
-
-
-def _os_error(path: str | os.PathLike, error: OSError, what: str) -> OSError:
-    """The error to raise for an OSError on path: FileNotFoundError for a missing file, else UserFileError."""
-    if isinstance(error, (FileNotFoundError, NotADirectoryError)):
-        return FileNotFoundError(f"{what} not found: {shown(path)}")
-    return UserFileError(f"cannot read {what} {shown(path)}: {error.strerror or error}")
