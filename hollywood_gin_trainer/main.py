@@ -18,15 +18,19 @@ import sys
 import time
 from pathlib import Path
 
+import torch
 from torch.utils.tensorboard import SummaryWriter
+from torch.utils.tensorboard.summary import hparams
 from tqdm import tqdm
 
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
+from hollywood_gin_env.support.messages import printable_message
+from hollywood_gin_trainer import trainstate
 from hollywood_gin_trainer.config import Config, load_config, to_toml
 from hollywood_gin_trainer.options import PROG, parse_args
+from hollywood_gin_trainer.ppo import log_evaluation, log_update
 from hollywood_gin_trainer.run import TrainingRun, resolve_device
-from hollywood_gin_trainer.rundir import RUN_FILES, RunLock, check_fresh, clean_stale_temps
-from hollywood_gin_trainer.tblog import log_evaluation, log_hparams, log_scalars
+from hollywood_gin_trainer.rundir import BEST, CONFIG, LAST, POLICY, RUN_FILES, RunLock, check_fresh, clean_own_temps
 from hollywood_gin_trainer.workers import WorkerError
 
 
@@ -89,8 +93,9 @@ def check_args(args: argparse.Namespace) -> None:
             raise ValueError(f"--ray-address: {error}") from None
 
 
-def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
-    """The run directory, and the checked config of a new run (None when resuming: the config is in last.pt)."""
+def plan_run(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
+    """(run directory, checked config, the training-state file to resume or None), each checked before anything in
+    the directory is touched: a resumed file must be a training state (its header read), a new run's config valid."""
     if args.resume:
         flags = {
             "--config": args.config,
@@ -105,17 +110,22 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, Config | None]:
                 f"--resume continues a run with its saved config and directory; drop {', '.join(given)}"
                 " (to change a setting, start a new run)"
             )
-        return Path(args.resume if os.path.isdir(args.resume) else os.path.dirname(args.resume) or "."), None
+        path = Path(args.resume)
+        last = path / LAST if path.is_dir() else path
+        if path.is_dir() and not os.path.lexists(last):
+            raise FileNotFoundError(f"--resume: no {LAST} in the run directory {path}")
+        config, _ = trainstate.read_config(last)
+        return last.parent, config, last
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
     config = load_config(args.config, args.set + seed_override)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = Path(args.config).stem if args.config else "default"
-    return Path(args.run_dir or f"runs/{name}-seed{config.train.seed}-{stamp}"), config
+    return Path(args.run_dir or f"runs/{name}-seed{config.train.seed}-{stamp}"), config, None
 
 
 def prepare_run_dir(run_dir: Path, new_run: bool, overwrite: bool) -> None:
     """Refuse a directory holding another run unless --overwrite (which clears that run's files and logs), and
-    remove what interrupted writes left behind. Called holding the directory's lock."""
+    remove what killed writes of the run's own files left. Called holding the directory's lock."""
     for name in RUN_FILES:  # refused now, not when the first save comes after hours of training
         check_write_target(run_dir / name)
     if new_run:
@@ -125,7 +135,7 @@ def prepare_run_dir(run_dir: Path, new_run: bool, overwrite: bool) -> None:
             for path in [*(run_dir / name for name in found), *logs]:
                 path.unlink()
             say(f"--overwrite: removed the previous run's {', '.join(found + [f'{len(logs)} TensorBoard logs'])}")
-    removed = clean_stale_temps(run_dir)
+    removed = clean_own_temps(run_dir)
     if removed:
         say(f"removed {len(removed)} temporary files left by interrupted writes in {run_dir}")
 
@@ -151,36 +161,43 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         device = resolve_device(args.device)
         check_args(args)
-        run_dir, config = plan_run(args)
+        run_dir, config, resume = plan_run(args)
         lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
     except (ValueError, FileNotFoundError) as error:
-        raise SystemExit(f"{args.prog}: error: {error}") from None
+        raise SystemExit(fail(args, error)) from None
     try:
-        prepare_run_dir(run_dir, new_run=config is not None, overwrite=args.overwrite)
-        if config is None:
-            run = TrainingRun.resume(args.resume, device, commit=git_commit(), ray_address=args.ray_address)
+        prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
+        torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
+        commit = git_commit()
+        if resume is None:
+            run = TrainingRun.create(config, device, commit=commit, ray_address=args.ray_address)
         else:
-            run = TrainingRun.create(config, device, commit=git_commit(), ray_address=args.ray_address)
+            run = TrainingRun.resume(resume, device, commit=commit, ray_address=args.ray_address)
     except (ValueError, FileNotFoundError, WorkerError) as error:
         lock.release()
-        raise SystemExit(f"{args.prog}: error: {error}") from None
+        raise SystemExit(fail(args, error)) from None
     try:
         return train(args, run, run_dir, interrupt)
     except (AtomicWriteError, WorkerError) as error:  # a full disk (the previous checkpoint is intact, the message
-        # says so) or a rollout worker lost while saving: last.pt stays as last written
-        raise SystemExit(f"{args.prog}: error: {error}; resume with: {args.prog} --resume {run_dir}") from None
+        # says so) or a rollout worker lost: last.safetensors stays as last written
+        raise SystemExit(fail(args, error, run_dir)) from None
     finally:
         run.close()
         lock.release()
 
 
+def fail(args: argparse.Namespace, error: BaseException, run_dir: Path | None = None) -> str:
+    """The one line an error ends the program with (control characters escaped), and how to resume if it can."""
+    resume = f"; resume with: {args.prog} --resume {run_dir}" if run_dir is not None else ""
+    return printable_message(f"{args.prog}: error: {error}{resume}")
+
+
 def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: Interrupt) -> int:
     """The loop over a run's updates (module docstring); returns the exit status."""
     config, progress = run.config, run.progress
-    run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_dir / "config.toml", to_toml(config))
-    last = run_dir / "last.pt"
-    # purge what a crashed run logged after its last checkpoint, so TensorBoard has no duplicate steps
+    atomic_write_text(run_dir / CONFIG, to_toml(config))
+    last = run_dir / LAST
+    # purge what a crashed run logged after its last save, so TensorBoard has no duplicate steps
     writer = SummaryWriter(str(run_dir), purge_step=progress.global_step + 1 if run.started else None)
     started = time.perf_counter()
     if run.started:
@@ -195,68 +212,89 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
             writer.close()
             say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
             return 0
+    if progress.evaluation_due:  # saved just before an evaluation that did not finish: it is played first
+        evaluate(run, run_dir, writer)
+    if not progress.finished and not train_updates(args, run, run_dir, writer, interrupt):
+        return 0
+    finish(run, run_dir, writer)
+    return 0
 
+
+def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, interrupt: Interrupt) -> bool:
+    """The updates left (or `--stop-after`'s); True if the run reached its end, False if it stopped to resume."""
+    config, progress, last = run.config, run.progress, run_dir / LAST
     updates = config.train.updates
     stop_at = updates if args.stop_after is None else min(updates, progress.update + args.stop_after)
     bar = tqdm(total=updates, initial=progress.update, disable=args.no_progress, desc="updates", dynamic_ncols=True)
     session_start, session_wall = time.perf_counter(), progress.wall_seconds
     postfix: dict[str, str] = {}
-    for update in range(progress.update + 1, stop_at + 1):
-        lr, ent_coef = run.schedule(update)
-        t0 = time.perf_counter()
-        try:
-            batch = run.collect()
-        except WorkerError as error:  # last.pt stays as last saved
-            raise SystemExit(f"{args.prog}: error: {error}; resume with: {args.prog} --resume {run_dir}") from None
-        t1 = time.perf_counter()
-        losses = run.learn(batch, ent_coef)
-        t2 = time.perf_counter()
-
-        progress.update = update
+    for number in range(progress.update + 1, stop_at + 1):
+        figures = run.update(number)
         progress.wall_seconds = session_wall + time.perf_counter() - session_start
-        sps = len(batch) / (t2 - t0)
-        times = {
-            "rollout_s": t1 - t0,
-            "forward_s": run.timings.forward_s,
-            "update_s": t2 - t1,
-            "wall_s": progress.wall_seconds,
-        }
-        log_scalars(
-            writer, progress.global_step, update, lr, ent_coef, sps, times, losses, run.arena.hand_summary(), run.pool
-        )
-        run.snapshot(update)
+        log_update(writer, progress.global_step, {**figures, "time/wall_s": progress.wall_seconds})
+        run.snapshot(number)
         out_of_time = 0 < config.train.max_minutes * 60 <= progress.wall_seconds
-        final = update == updates or out_of_time
-        if (config.eval.every and update % config.eval.every == 0) or final:
-            run.save(last)  # first: an evaluation that fails never costs the training before it
-            results = run.evaluate()
-            if log_evaluation(writer, progress, results, config.eval.opponents[0]):
-                run.save_policy(run_dir / "best.pt")
-            run.save(last)
+        progress.finished = number == updates or out_of_time
+        if (config.eval.every and number % config.eval.every == 0) or progress.finished:
+            results = evaluate(run, run_dir, writer)
             postfix.update({f"vs_{k}": f"{v['match_win_rate']:.0%}" for k, v in results.items()})
-        postfix["decisions/s"] = f"{sps:,.0f}"
+        postfix["decisions/s"] = f"{figures['charts/SPS']:,.0f}"
         bar.set_postfix(postfix, refresh=False)
         bar.update(1)
         if out_of_time:
-            say(f"train.max_minutes = {config.train.max_minutes} reached at update {update}/{updates}: stopping")
+            say(f"train.max_minutes = {config.train.max_minutes} reached at update {number}/{updates}: stopping")
+        if progress.finished:
             break
-        if interrupt.requested or (update == stop_at and not final):
+        if interrupt.requested or number == stop_at:
             run.save(last)
             bar.close()
             writer.close()
-            say(f"stopped at update {update}/{updates}; saved {last}\nresume with: {args.prog} --resume {run_dir}")
-            return 0
+            say(f"stopped at update {number}/{updates}; saved {last}\nresume with: {args.prog} --resume {run_dir}")
+            return False
     bar.close()
-    run.save_policy(run_dir / "policy.pt")
-    log_hparams(writer, config, progress)
+    return True
+
+
+def evaluate(run: TrainingRun, run_dir: Path, writer: SummaryWriter) -> dict:
+    """The evaluation of the update just done: saved first (a failed or killed evaluation never costs the training
+    before it, and a resumed run plays it), then logged, kept as best.safetensors if it is the best, saved again."""
+    run.progress.evaluation_due = True
+    run.save(run_dir / LAST)
+    results = run.evaluate()
+    log_evaluation(writer, run.progress.global_step, results)
+    if run.record_evaluation(results):
+        run.save_policy(run_dir / BEST)
+    run.save(run_dir / LAST)
+    return results
+
+
+def finish(run: TrainingRun, run_dir: Path, writer: SummaryWriter) -> None:
+    """The final policy, the hyperparameters with the last evaluation, and the closing summary (stdout)."""
+    progress = run.progress
+    run.save_policy(run_dir / POLICY)
+    log_hparams(writer, run.config, progress)
     writer.close()
     figures = progress.history[-1] if progress.history else {}
     wins = ", ".join(f"{key[7:]} {value:.1%}" for key, value in figures.items() if key.startswith("win_vs_"))
     print(
         f"done: {progress.update} updates, {progress.global_step:,} decisions, {progress.wall_seconds / 60:.1f} min;"
-        f" final evaluation: {wins or 'none'}\npolicy: {run_dir / 'policy.pt'}  best: {run_dir / 'best.pt'}"
+        f" final evaluation: {wins or 'none'}\npolicy: {run_dir / POLICY}  best: {run_dir / BEST}"
     )
-    return 0
+
+
+def log_hparams(writer: SummaryWriter, config: Config, progress: trainstate.Progress) -> None:
+    """The run's hyperparameters (section.key, lists as text) with its final evaluation, in its own event file."""
+    flat = {
+        f"{section}.{key}": str(value) if isinstance(value, (list, dict)) else value
+        for section, values in config.to_dict().items()
+        for key, value in values.items()
+    }
+    final = progress.history[-1] if progress.history else {}
+    metrics = {f"hparams/{k}": float(v) for k, v in final.items() if k.startswith(("win_", "low_"))}
+    for summary in hparams(flat, metrics):
+        writer.file_writer.add_summary(summary)
+    for key, value in metrics.items():
+        writer.add_scalar(key, value, progress.global_step)
 
 
 if __name__ == "__main__":

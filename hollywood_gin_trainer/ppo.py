@@ -1,35 +1,62 @@
-"""The PPO learner: the policy network of hollywood_gin_env.agents.policy with a value head on its torso, the masked
-categorical (hollywood_gin_env/agents/masked.py), and the clipped-surrogate update (CleanRL's ppo.py, with the mask
-in sampling, log-probabilities and entropy). Everything here runs on the device of the model and the batch."""
+"""One PPO update of the trainer, top to bottom (CleanRL's ppo.py, for two-player self-play).
+
+Read in order: the config (`Config`, config.py: its defaults are the shipped recipe), the network (`ActorCritic`),
+the setup (`make_learner`: the initial weights, seeded without touching the process's random streams, and Adam),
+then one update (`update`):
+
+1. the schedule: the annealed learning rate and entropy coefficient;
+2. the rollout (`collect`): `ppo.rollout_steps` steps of every match of the arena (arena.py: the matches, who sits
+   where, the opponent pool of pool.py, the privileged view of privileged.py). Each step, the learner's rows are
+   sampled from its masked policy, the frozen opponents' rows from theirs, the env steps every match, and each
+   reward is credited to the decision it belongs to, which may be an earlier one (`credit_rows`);
+3. per-player GAE (`per_player_gae`): along each player's own decisions of a match, bootstrapped where the rollout
+   cuts a chain;
+4. the PPO epochs (`ppo_epochs`): shuffled minibatches of CleanRL's clipped surrogate, clipped value loss and
+   entropy bonus, with the mask, a gradient step each, and the target-KL early stop;
+5. logging (`log_update`, `log_evaluation`) under CleanRL's TensorBoard namespaces charts/, losses/, eval/ (and
+   hands/, selfplay/, time/).
+
+What wraps it: run.py's `TrainingRun` (the run's state: create, resume, save, snapshots, evaluations), main.py (the
+program: the run directory, the evaluation schedule, Ctrl-C), workers.py (the same `collect` on Ray actors) and
+warmstart.py (the same `collect` with a teacher playing every seat). Everything here runs on the device of the model
+and the batch; the engine and the kernels (support/jit.py's one numba setting) run on the CPU.
+"""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.tensorboard import SummaryWriter
 
-from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs
+from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked
 from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.support.jit import njit
 from hollywood_gin_trainer.config import Config, PPOConfig
 from hollywood_gin_trainer.privileged import privileged_view_size
 
+if TYPE_CHECKING:
+    from hollywood_gin_env.agents.base import AgentProtocol
+    from hollywood_gin_trainer.arena import Arena
+
 CRITICS = ("player", "privileged")
 PRIVILEGED_CRITIC_WIDTH = 256  # the privileged value head's hidden layers: it combines the two inputs, not adds them
+#: Fewest matches a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
+ROLLOUT_GRAIN = 256
+
+# ------------------------------------------------------------------------------------------------ the network
 
 
 class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
     (`critic="player"`), or a small MLP that also reads the privileged view (`critic="privileged"`, privileged.py)."""
 
-    def __init__(
-        self,
-        policy_config: dict[str, Any],
-        critic: str = "player",
-        stock_cards: int = 1,
-    ) -> None:
+    def __init__(self, policy_config: dict[str, Any], critic: str = "player", stock_cards: int = 1) -> None:
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
@@ -37,23 +64,17 @@ class ActorCritic(nn.Module):
         self.policy = build_policy(self.policy_config)
         self.critic = critic
         size = self.policy.feature_size
-        if critic == "privileged":
-            # Two hidden layers: with many stock cards in view the head plays the hand forward, not just adds terms.
+        if critic == "privileged":  # two hidden layers: with many stock cards in view the head plays the hand forward
+            width = PRIVILEGED_CRITIC_WIDTH
             self.value_head = nn.Sequential(
-                nn.Linear(size + privileged_view_size(stock_cards), PRIVILEGED_CRITIC_WIDTH),
+                nn.Linear(size + privileged_view_size(stock_cards), width),
                 nn.ReLU(),
-                nn.Linear(PRIVILEGED_CRITIC_WIDTH, PRIVILEGED_CRITIC_WIDTH),
+                nn.Linear(width, width),
                 nn.ReLU(),
-                nn.Linear(PRIVILEGED_CRITIC_WIDTH, 1),
+                nn.Linear(width, 1),
             )
         else:
             self.value_head = nn.Linear(size, 1)
-
-    @classmethod
-    def for_config(cls, config: Config) -> ActorCritic:
-        """The actor-critic a run of this checked config trains."""
-        m = config.model
-        return cls(config.policy_config(), m.critic, m.critic_stock_cards)
 
     def forward(self, obs: torch.Tensor, privileged: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(logits (B, 107), values (B,)); `privileged` (B, its view's size) is read by a privileged critic only."""
@@ -70,6 +91,184 @@ class ActorCritic(nn.Module):
                 raise ValueError("a privileged critic needs the privileged view (privileged.py) of every row")
             features = torch.cat([features, privileged], dim=-1)
         return self.value_head(features).squeeze(-1)
+
+
+# ------------------------------------------------------------------------------------------------ the setup
+
+
+def make_learner(config: Config, device: torch.device) -> tuple[ActorCritic, torch.optim.Adam]:
+    """The actor-critic a run of this checked config trains, on `device`, and its Adam. The initial weights come
+    from `train.seed` in a forked torch stream: built on the CPU (the same weights on every device), and the
+    process's own random state is left as it was."""
+    m = config.model
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.train.seed)
+        model = ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards)
+    model.to(device)
+    return model, torch.optim.Adam(model.parameters(), lr=config.train.lr, eps=1e-5)
+
+
+def schedule(config: Config, optimizer: torch.optim.Optimizer, update: int) -> tuple[float, float]:
+    """Set the learning rate of `update` (1-based) on the optimizer; return (lr, entropy coefficient)."""
+    train, ppo = config.train, config.ppo
+    lr = train.lr * (1.0 - (update - 1) / train.updates) if train.anneal_lr else train.lr
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    frac = (update - 1) / max(train.updates - 1, 1)
+    return lr, ppo.ent_coef + (ppo.ent_coef_final - ppo.ent_coef) * frac
+
+
+# ------------------------------------------------------------------------------------------------ 1. the rollout
+
+
+class Rollout:
+    """The buffers of one rollout, T steps x N matches: row (t, i) is the decision made at step t in match i, kept
+    when the learner (or a teacher) made it (`valid`); a frozen opponent's decisions are not kept."""
+
+    def __init__(self, steps: int, num_envs: int, input_size: int, stock_cards: int) -> None:
+        shape = (steps, num_envs)
+        self.steps, self.num_envs, self.first_step = steps, num_envs, 0
+        self.obs = np.zeros((*shape, input_size), dtype=np.float32)  # the network's inputs
+        self.privileged = np.zeros((*shape, privileged_view_size(stock_cards)), dtype=np.float32)
+        self.masks = np.zeros((*shape, NUM_ACTIONS), dtype=np.bool_)
+        self.actions = np.zeros(shape, dtype=np.int64)
+        self.logprobs = np.zeros(shape, dtype=np.float32)
+        self.values = np.zeros(shape, dtype=np.float32)
+        self.rewards = np.zeros(shape, dtype=np.float32)
+        self.dones = np.zeros(shape, dtype=np.bool_)
+        self.valid = np.zeros(shape, dtype=np.bool_)
+        self.players = np.zeros(shape, dtype=np.int64)
+        self.bootstrap = np.zeros((num_envs, 2), dtype=np.float32)  # V of each seat's view at the rollout's end
+
+
+def collect(arena: Arena, model: ActorCritic | None, teacher: AgentProtocol | None = None) -> Rollout:
+    """Play `arena.rollout.steps` steps of every match: the learner's rows (or, given a `teacher` that plays every
+    seat, the teacher's) with their rewards credited; `arena.forward_s` is the time in the learner's forward passes."""
+    storage, device = arena.rollout, arena.device
+    storage.rewards[:], storage.dones[:], storage.valid[:] = 0.0, False, False
+    storage.first_step = arena.env.next_step
+    arena.clear_stats()
+    arena.forward_s = 0.0
+    for t in range(storage.steps):
+        obs, masks = arena.obs["observation"], arena.obs["action_mask"].astype(np.bool_)
+        learner = arena.learner_to_act()
+        rows = np.flatnonzero(learner)
+        privileged = arena.privileged(arena.players)
+        actions = np.zeros(arena.num_envs, dtype=np.int64)
+        if teacher is not None:
+            actions[rows] = teacher.act(obs[rows], masks[rows])
+            storage.logprobs[t, rows] = storage.values[t, rows] = 0.0
+            storage.obs[t, rows] = arena.inputs(obs[rows])
+        elif rows.size:
+            started = time.perf_counter()
+            inputs = arena.inputs(obs[rows])
+            logits, values = arena.forward(model, _on(inputs, device), _on(privileged[rows], device))
+            with torch.no_grad():
+                sampled, logprobs = sample_masked(logits, _on(masks[rows], device), arena.generator)
+            actions[rows], storage.logprobs[t, rows] = sampled.cpu().numpy(), logprobs.cpu().numpy()
+            storage.values[t, rows] = values.cpu().numpy()
+            arena.forward_s += time.perf_counter() - started
+            storage.obs[t, rows] = inputs
+        arena.opponents_act(~learner, obs, masks, actions)
+        storage.privileged[t], storage.masks[t], storage.actions[t] = privileged, masks, actions
+        storage.valid[t], storage.players[t] = learner, arena.players
+        rewards, terminations, decision_step = arena.step(actions)
+        credit(storage, decision_step, rewards, terminations, arena.threads)
+    storage.bootstrap[:] = bootstrap(arena, model) if model is not None else 0.0
+    return storage
+
+
+def bootstrap(arena: Arena, model: ActorCritic) -> np.ndarray:
+    """V of each seat's view at the rollout's end (for the chains the rollout cuts)."""
+    values = np.zeros((arena.num_envs, 2), dtype=np.float32)
+    with torch.no_grad():
+        for p in (0, 1):
+            seat = np.full(arena.num_envs, p)
+            view = arena.inputs(arena.env.observe(seat)["observation"])
+            values[:, p] = model.value(_on(view, arena.device), _on(arena.privileged(seat), arena.device)).cpu()
+    return values
+
+
+def _on(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    return torch.from_numpy(array).to(device)
+
+
+# ------------------------------------------------------------------------------------------------ 2. credit, GAE
+
+
+def credit(storage: Rollout, decision_step: np.ndarray, rewards: np.ndarray, terminations: np.ndarray, threads) -> None:
+    """Add a step's rewards[i, p] to p's latest decision row (`credit_rows`), over slices of the matches."""
+    decision_step = np.ascontiguousarray(decision_step, dtype=np.int64)
+    rewards, terminations = np.asarray(rewards, dtype=np.float32), np.asarray(terminations, dtype=np.bool_)
+    buffers = (storage.rewards, storage.dones, storage.valid, storage.players)
+
+    def work(lo: int, hi: int) -> None:  # the buffers' columns lo..hi are the matches lo..hi
+        columns = tuple(buffer[:, lo:hi] for buffer in buffers)
+        credit_rows(*columns, storage.first_step, decision_step[lo:hi], rewards[lo:hi], terminations[lo:hi])
+
+    threads.run(storage.num_envs, work, ROLLOUT_GRAIN)
+
+
+@njit
+def credit_rows(rew_buf, done_buf, valid, players, first_step, decision_step, rewards, terminations) -> None:
+    """rew_buf[row, i] += rewards[i, p] for p's latest decision row, `decision_step[i, p]` in env steps (the
+    opponent's reply decides what your last decision was worth); learner rows only; done where the episode ended."""
+    steps = rew_buf.shape[0]
+    for i in range(decision_step.shape[0]):
+        for p in range(2):
+            row = decision_step[i, p] - first_step
+            if row < 0 or row >= steps or not valid[row, i] or players[row, i] != p:
+                continue  # before this rollout, no decision yet (-1), or a frozen opponent's decision
+            rew_buf[row, i] += rewards[i, p]
+            if terminations[i]:
+                done_buf[row, i] = True
+
+
+def advantages(storage: Rollout, gamma: float, lam: float, threads) -> np.ndarray:
+    """GAE of every valid row (0 elsewhere), over slices of the matches; returns are advantages + values."""
+    out = np.zeros_like(storage.values)
+    buffers = (storage.rewards, storage.values, storage.valid, storage.players, storage.dones)
+
+    def work(lo: int, hi: int) -> None:  # the matches lo..hi: columns of the buffers, rows of bootstrap
+        columns = tuple(buffer[:, lo:hi] for buffer in buffers)
+        per_player_gae(*columns, storage.bootstrap[lo:hi], gamma, lam, out[:, lo:hi])
+
+    threads.run(storage.num_envs, work, ROLLOUT_GRAIN)
+    return out
+
+
+@njit
+def per_player_gae(rewards, values, valid, players, dones, bootstrap, gamma, lam, out) -> None:
+    """Backward GAE along each (match, player) chain of valid rows; a chain the rollout cuts bootstraps from
+    V(p's view at the end)."""
+    steps, n = rewards.shape
+    next_value = np.zeros((n, 2), dtype=np.float64)
+    next_adv = np.zeros((n, 2), dtype=np.float64)
+    has_next = np.zeros((n, 2), dtype=np.bool_)
+    for t in range(steps - 1, -1, -1):
+        for i in range(n):
+            if not valid[t, i]:
+                continue
+            p = players[t, i]
+            if dones[t, i]:
+                follow, successor, successor_adv = 0.0, 0.0, 0.0
+            elif has_next[i, p]:
+                follow, successor, successor_adv = 1.0, next_value[i, p], next_adv[i, p]
+            else:  # the chain leaves the rollout: bootstrap from p's view at its end
+                follow, successor, successor_adv = 1.0, float(bootstrap[i, p]), 0.0
+            delta = rewards[t, i] + gamma * successor * follow - values[t, i]
+            advantage = delta + gamma * lam * follow * successor_adv
+            out[t, i] = advantage
+            next_value[i, p] = values[t, i]
+            next_adv[i, p] = advantage
+            has_next[i, p] = True
+
+
+def rollout_batch(arena: Arena, model: ActorCritic, config: PPOConfig) -> Batch:
+    """One rollout of the arena's matches and its GAE, as the learner's batch on the arena's device."""
+    storage = collect(arena, model)
+    gae = advantages(storage, config.gamma, config.gae_lambda, arena.threads)
+    return Batch.from_rollout(storage, gae, arena.device)
 
 
 @dataclass
@@ -89,26 +288,21 @@ class Batch:
         return int(self.actions.shape[0])
 
     @classmethod
-    def from_rollout(cls, storage: Any, advantages: np.ndarray, device: torch.device) -> Batch:
-        """The valid rows of a RolloutStorage and their advantages, moved to `device` once."""
+    def from_rollout(cls, storage: Rollout, advantages: np.ndarray, device: torch.device) -> Batch:
+        """The valid rows of a rollout and their advantages, moved to `device` once."""
         valid = storage.valid
 
         def rows(array: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.ascontiguousarray(array[valid])).to(device)
 
-        return cls(
-            obs=rows(storage.obs),
-            privileged=rows(storage.privileged),
-            masks=rows(storage.masks),
-            actions=rows(storage.actions),
-            logprobs=rows(storage.logprobs),
-            values=rows(storage.values),
-            advantages=rows(advantages),
-            returns=rows(advantages + storage.values),
-        )
+        arrays = (storage.obs, storage.privileged, storage.masks, storage.actions, storage.logprobs, storage.values)
+        return cls(*map(rows, arrays), advantages=rows(advantages), returns=rows(advantages + storage.values))
 
 
-def ppo_update(
+# ------------------------------------------------------------------------------------------------ 3. PPO epochs
+
+
+def ppo_epochs(
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
     batch: Batch,
@@ -124,7 +318,7 @@ def ppo_update(
         order = torch.randperm(size, generator=generator, device=batch.obs.device)
         for start in range(0, size, config.minibatch_size):
             idx = order[start : start + config.minibatch_size]
-            stats = _minibatch_step(model, optimizer, batch, idx, config, ent_coef)
+            stats = minibatch_step(model, optimizer, batch, idx, config, ent_coef)
             rows_trained += len(idx)
             clipfracs.append(stats["clipfrac"])
             if config.target_kl > 0 and stats["approx_kl"] > config.target_kl:
@@ -141,15 +335,8 @@ def ppo_update(
     return stats
 
 
-def _minibatch_step(
-    model: ActorCritic,
-    optimizer: torch.optim.Optimizer,
-    batch: Batch,
-    idx: torch.Tensor,
-    config: PPOConfig,
-    ent_coef: float,
-) -> dict[str, float]:
-    """One gradient step on the rows idx (its forward pass in bfloat16 where `config.bf16`)."""
+def minibatch_step(model, optimizer, batch: Batch, idx: torch.Tensor, config: PPOConfig, ent_coef: float):
+    """One gradient step on the rows idx (its forward pass in bfloat16 where `config.bf16`); its statistics."""
     with torch.autocast(batch.obs.device.type, dtype=torch.bfloat16, enabled=config.bf16):
         loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
     optimizer.zero_grad()
@@ -191,3 +378,62 @@ def ppo_loss(
         "clipfrac": clipfrac,
     }
     return loss, stats
+
+
+# ------------------------------------------------------------------------------------------------ 4. logging
+
+LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance", "early_stop")
+
+
+def log_update(writer: SummaryWriter, step: int, figures: dict[str, float]) -> None:
+    """One update's figures (`update`'s), each under its namespace; NaN (nothing to say yet) is left out."""
+    for tag, value in figures.items():
+        if value == value:
+            writer.add_scalar(tag, value, step)
+
+
+def log_evaluation(writer: SummaryWriter, step: int, results: dict[str, dict[str, Any]]) -> None:
+    """An evaluation's figures against each opponent (evaluation.evaluate's summaries) under eval/."""
+    for name, summary in results.items():
+        low, high = summary["match_win_ci95"]
+        figures = {
+            "match_win_rate": summary["match_win_rate"],
+            "match_win_low": low,
+            "match_win_high": high,
+            "points_per_hand": summary["points_per_hand"],
+            "hand_win_rate": summary["hand_win_rate"],
+        }
+        for key, value in figures.items():
+            writer.add_scalar(f"eval/{key}_vs_{name}", value, step)
+
+
+# ------------------------------------------------------------------------------------------------ one update
+
+
+def update(
+    config: Config, model: ActorCritic, optimizer: torch.optim.Optimizer, arena: Any, number: int, generator
+) -> dict[str, float]:
+    """PPO update `number` (1-based) of the learner against the arena's matches: the schedule, the rollout with its
+    credit and GAE, the epochs. Returns its figures by TensorBoard tag (`log_update` logs them)."""
+    lr, ent_coef = schedule(config, optimizer, number)
+    started = time.perf_counter()
+    # the rollout, its credit and GAE: here, or the same on Ray workers (workers.py), concatenated in worker order
+    batch = arena.collect(model) if arena.remote else rollout_batch(arena, model, config.ppo)
+    collected = time.perf_counter()
+    losses = ppo_epochs(model, optimizer, batch, config.ppo, ent_coef, generator)
+    done = time.perf_counter()
+    return {
+        "charts/SPS": len(batch) / (done - started),
+        "charts/learning_rate": lr,
+        "charts/ent_coef": ent_coef,
+        "charts/update": number,
+        "charts/decisions": len(batch),
+        "charts/rows_trained": losses["rows_trained"],
+        **{f"losses/{key}": losses[key] for key in LOSS_KEYS},
+        **{f"hands/{key}": value for key, value in arena.hand_summary().items()},
+        "selfplay/pool_size": len(arena.pool.snapshots),
+        "selfplay/win_rate_vs_pool": arena.pool.win_rate(),
+        "time/rollout_s": collected - started,
+        "time/forward_s": arena.forward_s,
+        "time/update_s": done - collected,
+    }

@@ -16,7 +16,6 @@ shipped policy reads the observation only.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from hollywood_gin_env.agents.expert import SCRATCH_SHAPE, expert_row
 from hollywood_gin_env.engine import columns as col
@@ -28,6 +27,7 @@ from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads, slic
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.rules.melds import min_deadwood_mask
+from hollywood_gin_env.support.jit import njit
 
 #: Fewest matches a thread's slice of the privileged view gets (a fraction of a microsecond a row).
 VIEW_GRAIN = 256
@@ -37,7 +37,7 @@ PLAYOUT_GRAIN = 1
 MAX_PLAYOUT_DECISIONS = 400
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
-OPPONENT_KINDS = 4  # one-hot: self-play, a snapshot, expert, greedy (pool.py's ids, in kind_of_opponent)
+OPPONENT_KINDS = 4  # one-hot of pool.py's `Opponent`: self-play, a snapshot, expert, greedy
 DEAL_PLAYOUT = OPPONENT_KIND + OPPONENT_KINDS  # the player's score / 100 in expert's play-out of the deal (0: none)
 STOCK = DEAL_PLAYOUT + 1  # then one one-hot of 52 per stock card, the top card first
 MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards
@@ -50,7 +50,7 @@ def privileged_view_size(stock_cards: int) -> int:
     return STOCK + stock_cards * NUM_CARDS
 
 
-@njit(cache=True, nogil=True)
+@njit
 def privileged_view_kernel(
     players: np.ndarray,
     kinds: np.ndarray,
@@ -87,9 +87,9 @@ def privileged_view(
     threads: KernelThreads | None = None,
 ) -> np.ndarray:
     """float32[N, privileged_view_size(stock_cards)]: the privileged view of players[i] in each match of `engine`,
-    whose opponent is of kind kinds[i] (0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose deal's play-out
-    gave seat 0 deal[i] points; over slices of the matches on `threads` (default: the process's shared threads), the
-    same for every count."""
+    whose opponent is kinds[i] (pool.py's `Opponent`: 0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose
+    deal's play-out gave seat 0 deal[i] points; over slices of the matches on `threads` (default: the process's
+    shared threads), the same for every count."""
     out = np.empty((players.shape[0], privileged_view_size(stock_cards)), dtype=np.float32)
     players = np.ascontiguousarray(players, dtype=np.int64)
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
@@ -106,7 +106,7 @@ def privileged_view(
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit
 def expert_playout_kernel(arrays, params, weights, seats, values, max_decisions: int) -> None:
     """Each unfinished match i: `expert` (weights) plays both seats until the hand ends (at most max_decisions
     decisions); values[i] = the hand's points for seats[i] (won +, lost -, dead 0). One compiled loop per match: the

@@ -1,187 +1,383 @@
-"""Training checkpoints: everything a run needs to continue exactly, in a file `load_agent` can also play.
+"""Training-state files: everything a run needs to continue exactly, in a policy file `load_agent` also plays.
 
-`last.pt` is a policy checkpoint (hollywood_gin_env.agents.policy's format: "config" and "state_dict" of the policy)
-with one more key, "train": the run's config, counters, the whole actor-critic and optimizer, the opponent pool, the
-arena's matches (engine arrays, env counters, seats) and every random state (Python, numpy, torch, the trainer's
-generator). `hollywood_gin_trainer.run.TrainingRun.save` writes it atomically; it is read with `weights_only=True`.
+A run's `last.safetensors` is a policy checkpoint (hollywood_gin_env/agents/checkpoint.py: the policy's tensors by
+parameter name, metadata with its format, version and config) whose training state rides along: tensors under
+EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
+
+    tensors  train/model.value_head.*           the value head (the policy's own tensors are the checkpoint's)
+             train/optimizer.<i>.exp_avg, .exp_avg_sq, .step    Adam's state of parameter i
+             train/pool.<k>.<parameter>         snapshot k's weights; train/pool.wins, train/pool.played
+             train/arena.engine.<field>, train/arena.<seats...>  the matches (workers.py: train/arena.<k>.*)
+             train/rng.generator                the torch Generator's state
+    "train"  {"config", "progress", "device", "optimizer": {"param_groups"}, "pool": {"updates", "next_slot"},
+              "arena": {"step"}, "rng": {"numpy"}}
+
+Reading runs no code and allocates only what the run itself holds: the config is read from the header first, the run
+it describes is built, and each tensor must have the dtype and shape of the run's own (support/tensorfile.py). Then
+every value's range is checked before anything is restored, so a damaged file is one ValueError naming the value:
+Adam's hyperparameters against the run's (lr within 0..train.lr), its moments finite and within what gradients
+clipped to ppo.max_grad_norm can make, its step counts equal and within the updates done; weights finite and within
+MAX_WEIGHT; the progress counters within the config (update <= train.updates, decisions within what the updates
+could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import random
-from dataclasses import dataclass, field, fields
-from typing import Any
+import sys
+from dataclasses import asdict, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+from pydantic import TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
-from hollywood_gin_env.agents.policy import check_state_tensors, check_weights, read_checkpoint
-from hollywood_gin_trainer.config import Config, config_from_dict
+from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, policy_specs, save_checkpoint
+from hollywood_gin_env.support.messages import escape_controls
+from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
+from hollywood_gin_trainer.config import MAX_WARMSTART_DECISIONS, SCHEMA, Bool, Config, Float, Int, config_from_dict
 
-TRAIN_KEY = "train"
-#: An Adam parameter's saved state (amsgrad off, as the trainer builds it).
-ADAM_STATE_KEYS = {"step", "exp_avg", "exp_avg_sq"}
-#: Adam's hyperparameters that are numbers; every other key of a saved group must equal the run's own.
-ADAM_NUMBERS = ("lr", "betas", "eps", "weight_decay", "params", "initial_lr")
+if TYPE_CHECKING:
+    from hollywood_gin_trainer.run import TrainingRun
+
+#: Far above any weight a run trains (the shipped bot's largest is 1.6), far below what overflows a forward pass.
+MAX_WEIGHT = 1e4
+#: Decisions one run may train on: the warm start's and every update's, each at most 2**20.
+MAX_DECISIONS = MAX_WARMSTART_DECISIONS + 1_000_000 * 2**20
+#: Adam's moments may exceed the clipped gradients' bound by rounding only.
+ROUNDING = 1e-3
+ADAM_STATE = ("step", "exp_avg", "exp_avg_sq")
+#: A number in the progress history: an int stays an int.
+Number = Int() | Float()
 
 
-@dataclass
+@dataclass(config=SCHEMA)
 class Progress:
     """The run's counters."""
 
-    update: int = 0  # PPO updates done
-    global_step: int = 0  # decisions trained on (the warm start's teacher decisions included)
-    wall_seconds: float = 0.0  # wall time spent training, over every resume
-    best_lower: float = -1.0  # the best lower 95% bound of the win rate against eval.opponents[0]
-    history: list[dict[str, float]] = field(default_factory=list)  # every evaluation's headline figures
+    update: Int(0, 1_000_000) = 0
+    """PPO updates done"""
+    global_step: Int(0, MAX_DECISIONS) = 0
+    """decisions trained on (the warm start's teacher decisions included)"""
+    wall_seconds: Float(0.0, 1e9) = 0.0
+    """wall time spent training, over every resume"""
+    best_lower: Float(-1.0, 1.0) = -1.0
+    """the best lower 95% bound of the win rate against eval.opponents[0]"""
+    history: list[dict[str, Number]] = field(default_factory=list)
+    """every evaluation's headline figures"""
+    evaluation_due: Bool = False
+    """saved just before the evaluation of `update`: a resumed run plays it first"""
+    finished: Bool = False
+    """`update` is the run's last (train.updates reached, or train.max_minutes passed)"""
 
-
-def capture_rng(rng: np.random.Generator, generator: torch.Generator) -> dict[str, Any]:
-    """Every random state of the process, as checkpoint-safe data."""
-    python_state = random.getstate()
-    return {
-        "python": [python_state[0], list(python_state[1]), python_state[2]],
-        "numpy": rng.bit_generator.state,
-        "torch": torch.get_rng_state(),
-        "generator": generator.get_state(),
-    }
-
-
-def restore_rng(state: dict[str, Any], rng: np.random.Generator, generator: torch.Generator | None) -> None:
-    """Put back what `capture_rng` saved (the torch generator's state too, unless `generator` is None)."""
-    version, internal, gauss = state["python"]
-    random.setstate((version, tuple(internal), gauss))
-    rng.bit_generator.state = state["numpy"]
-    torch.set_rng_state(state["torch"])
-    if generator is not None:
-        generator.set_state(state["generator"])
-
-
-def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
-    """(config, the "train" dict) of a training checkpoint; a run directory means its last.pt."""
-    if os.path.isdir(path):
-        path = os.path.join(path, "last.pt")
-        if not os.path.lexists(path):  # anything else there is named by read_checkpoint (a FIFO, a device, ...)
-            raise FileNotFoundError(f"--resume: no last.pt in the run directory {os.path.dirname(path)}")
-    data = read_checkpoint(path)
-    train = data.get(TRAIN_KEY)
-    if not isinstance(train, dict) or "config" not in train:
-        raise ValueError(
-            f"{path} holds a policy but no training state (key {TRAIN_KEY!r}); resume from a run's last.pt"
-        )
-    return config_from_dict(train["config"]), train
-
-
-def policy_metadata(config: Config, progress: Progress, commit: str) -> dict[str, Any]:
-    """What a shipped policy records about how it was made."""
-    return {
-        "training": {
-            "config": config.to_dict(),
-            "updates": progress.update,
-            "decisions": progress.global_step,
-            "wall_seconds": round(progress.wall_seconds, 1),
-            "commit": commit,
-            "evaluations": progress.history[-1:] if progress.history else [],
-        }
-    }
-
-
-def check_training_state(state: dict[str, Any], model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
-    """ValueError in one line naming the field unless a saved training state's model, optimizer and progress fit
-    this run: checked before anything is restored, so a damaged last.pt is refused at resume, not mid-run."""
-    shapes = {name: tuple(t.shape) for name, t in model.state_dict().items()}
-    check_weights(state["model"], shapes, "model", "the run's model")
-    check_optimizer(state["optimizer"], optimizer)
-    check_progress(state["progress"])
-
-
-def check_optimizer(saved: object, optimizer: torch.optim.Optimizer) -> None:
-    """ValueError naming the field unless `saved` is an Adam state_dict that fits `optimizer` (its groups, their
-    hyperparameters, each parameter's moments: shape, dense, finite)."""
-    current = optimizer.state_dict()
-    if not isinstance(saved, dict) or set(saved) != {"state", "param_groups"}:
-        raise ValueError("optimizer: expected a dict with 'state' and 'param_groups'")
-    groups = saved["param_groups"]
-    if not isinstance(groups, list) or len(groups) != len(current["param_groups"]):
-        raise ValueError(f"optimizer.param_groups: expected a list of {len(current['param_groups'])} groups")
-    for k, (group, own) in enumerate(zip(groups, current["param_groups"], strict=True)):
-        _check_adam_group(group, own, f"optimizer.param_groups[{k}]")
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    moments = saved["state"]
-    if not isinstance(moments, dict):
-        raise ValueError("optimizer.state: expected a dict of parameter index -> Adam state")
-    for index, entry in moments.items():
-        where = f"optimizer.state[{index!r}]"
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(params):
-            raise ValueError(f"{where}: the index must be an int in 0..{len(params) - 1}")
-        if not isinstance(entry, dict) or set(entry) != ADAM_STATE_KEYS:
-            raise ValueError(f"{where}: expected Adam's keys {sorted(ADAM_STATE_KEYS)}")
-        _check_adam_entry(entry, tuple(params[index].shape), where)
-
-
-def _check_adam_group(group: object, own: dict[str, Any], where: str) -> None:
-    """ValueError naming the key unless a saved param group has this run's parameters, valid numbers and flags."""
-    if not isinstance(group, dict):
-        raise ValueError(f"{where}: expected a dict")
-    if group.get("params") != own["params"]:
-        raise ValueError(f"{where}.params: expected the parameter indices {own['params']}")
-    betas = group.get("betas")
-    if not (isinstance(betas, (tuple, list)) and len(betas) == 2 and all(_number_in(b, 0.0, 1.0, True) for b in betas)):
-        raise ValueError(f"{where}.betas={betas!r:.80}: expected two numbers in [0, 1)")
-    for key, low in (("lr", 0.0), ("eps", 0.0), ("weight_decay", 0.0)):
-        value = group.get(key)
-        if not _number_in(value, low, math.inf) or (key == "eps" and value <= 0):
-            raise ValueError(f"{where}.{key}={value!r:.80}: expected a finite number >= 0 (eps > 0)")
-    for key, value in own.items():  # flags (amsgrad, fused, ...): a different one changes what Adam expects
-        if key not in ADAM_NUMBERS and group.get(key, value) != value:
-            raise ValueError(f"{where}.{key}={group.get(key)!r:.80}: this run's optimizer has {value!r}")
-
-
-def _check_adam_entry(entry: dict[str, Any], shape: tuple[int, ...], where: str) -> None:
-    """ValueError naming the key unless an Adam state's moments fit the parameter and its step is a count."""
-    moments = {key: entry[key] for key in ("exp_avg", "exp_avg_sq")}
-    check_weights(moments, {"exp_avg": shape, "exp_avg_sq": shape}, where, "its parameter")
-    if bool((moments["exp_avg_sq"] < 0).any()):
-        raise ValueError(f"{where}: exp_avg_sq holds negative values (a mean of squares)")
-    step = entry["step"]
-    if isinstance(step, torch.Tensor):
-        check_state_tensors({"step": step}, where)
-        step = step.item() if step.numel() == 1 else None
-    if not _number_in(step, 0.0, math.inf) or not float(step).is_integer():
-        raise ValueError(f"{where}.step={entry['step']!r:.80}: expected a whole number of steps >= 0")
-
-
-def check_progress(saved: object) -> None:
-    """ValueError naming the field unless a saved progress has Progress's fields, each of its type and range."""
-    names = {f.name for f in fields(Progress)}
-    if not isinstance(saved, dict) or set(saved) != names:
-        found = sorted(map(str, saved)) if isinstance(saved, dict) else type(saved).__name__
-        raise ValueError(f"progress: expected the fields {sorted(names)}, found {found}")
-    for key in ("update", "global_step"):
-        if not _is_count(saved[key]):
-            raise ValueError(f"progress.{key}={saved[key]!r:.80}: expected an int >= 0")
-    if not _number_in(saved["wall_seconds"], 0.0, math.inf):
-        raise ValueError(f"progress.wall_seconds={saved['wall_seconds']!r:.80}: expected a finite number >= 0")
-    if not _number_in(saved["best_lower"], -1.0, 1.0):
-        raise ValueError(f"progress.best_lower={saved['best_lower']!r:.80}: expected a number in [-1, 1]")
-    history = saved["history"]
-    if not isinstance(history, list) or len(history) > saved["update"] + 1:
-        raise ValueError(f"progress.history: expected a list of at most one evaluation per update ({saved['update']})")
-    for k, entry in enumerate(history):
-        if not isinstance(entry, dict) or not all(
-            isinstance(key, str) and _number_in(value, -math.inf, math.inf) for key, value in entry.items()
-        ):
-            raise ValueError(f"progress.history[{k}]: expected a dict of names to finite numbers")
-
-
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _number_in(value: object, low: float, high: float, open_high: bool = False) -> bool:
-    """True if value is a finite int or float (not a bool) in [low, high] ([low, high) with open_high)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    def record(self, results: dict[str, dict[str, Any]], best_by: str) -> bool:
+        """Add an evaluation's headline figures to the history; True if its lower bound against `best_by` is the
+        best so far."""
+        headline = {"update": self.update, "decisions": self.global_step, "wall_s": round(self.wall_seconds)}
+        for name, summary in results.items():
+            headline[f"win_vs_{name}"] = round(summary["match_win_rate"], 4)
+            headline[f"low_vs_{name}"] = round(summary["match_win_ci95"][0], 4)
+        self.history.append(headline)
+        self.evaluation_due = False
+        low = results[best_by]["match_win_ci95"][0]
+        if low > self.best_lower:
+            self.best_lower = low
+            return True
         return False
-    return low <= value < high if open_high else low <= value <= high
+
+
+def policy_record(config: Config, progress: Progress, commit: str) -> dict[str, Any]:
+    """What a policy file records about how it was made (its metadata's "training")."""
+    return {
+        "config": config.to_dict(),
+        "updates": progress.update,
+        "decisions": progress.global_step,
+        "wall_seconds": round(progress.wall_seconds, 1),
+        "commit": commit,
+        "evaluations": progress.history[-1:],
+    }
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+
+def save(path: str | os.PathLike, run: TrainingRun) -> None:
+    """Write the run's state to path atomically (module docstring's layout)."""
+    tensors, data = state(run)
+    save_checkpoint(path, run.model.policy, run.policy_config, extra_tensors=tensors, train=data)
+
+
+def state(run: TrainingRun) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """(tensors under their names less EXTRA_PREFIX, the "train" object) of a run."""
+    tensors = {f"model.{name}": array for name, array in _numpy(run.model.value_head.state_dict(), "value_head.")}
+    optimizer = run.optimizer.state_dict()
+    for index, entry in optimizer["state"].items():
+        tensors.update({f"optimizer.{index}.{key}": value.cpu().numpy() for key, value in entry.items()})
+    pool = run.pool
+    for k, snapshot in enumerate(pool.snapshots):
+        tensors.update({f"pool.{k}.{name}": array for name, array in _numpy(snapshot.state_dict())})
+    tensors.update({"pool.wins": pool.wins, "pool.played": pool.played})
+    arena_arrays, arena_data = run.arena.state()
+    tensors.update({f"arena.{name}": array for name, array in arena_arrays.items()})
+    tensors["rng.generator"] = run.generator.get_state().cpu().numpy()
+    data = {
+        "config": run.config.to_dict(),
+        "progress": asdict(run.progress),
+        "device": run.device.type,
+        "optimizer": {"param_groups": optimizer["param_groups"]},
+        "pool": {"updates": list(pool.updates), "next_slot": pool.next_slot},
+        "arena": arena_data,
+        "rng": {"numpy": run.rng.bit_generator.state},
+    }
+    return tensors, data
+
+
+def _numpy(weights: dict[str, torch.Tensor], prefix: str = "") -> list[tuple[str, np.ndarray]]:
+    return [(prefix + name, tensor.detach().cpu().numpy()) for name, tensor in weights.items()]
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+def read_config(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
+    """(config, the "train" object) of a training-state file, from its header alone."""
+    metadata = read_tensor_header(path).metadata
+    train = metadata.get("train")
+    if not isinstance(train, dict) or "config" not in train:
+        raise ValueError(f"{_shown(path)} holds a policy but no training state; resume from a run's last.safetensors")
+    try:
+        return config_from_dict(train["config"]), train
+    except ValueError as error:
+        raise ValueError(f"{_shown(path)}: the saved config: {error}") from None
+
+
+def load(path: str | os.PathLike, run: TrainingRun, train: dict[str, Any]) -> None:
+    """Restore a run of the file's config from the file (its "train" object already read): every tensor read
+    against the run's own dtypes and shapes, every value checked, then restored; ValueError naming the value."""
+    try:
+        progress = _validated(Progress, train.get("progress"), "progress")
+        check_progress(progress, run.config)
+        snapshots = check_pool_record(train.get("pool"), run.config, progress)
+        specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots).items()}
+        optional = [name for name in specs if name.startswith(EXTRA_PREFIX + "optimizer.")]
+        found = read_tensors(path, {**policy_specs(run.policy_config), **specs}, optional=optional)
+        check(run, progress, train, found)
+        restore(run, progress, train, found)
+    except (ValueError, KeyError, TypeError) as error:
+        detail = error.args[0] if isinstance(error, KeyError) and error.args else error
+        raise ValueError(f"{_shown(path)}: the training state is damaged: {escape_controls(str(detail))}") from None
+
+
+def own_specs(run: TrainingRun, snapshots: int) -> dict[str, Spec]:
+    """The training state's tensors (names less EXTRA_PREFIX) a run of this config holds with `snapshots` snapshots
+    and Adam's state of every parameter: name -> (numpy dtype name, shape)."""
+    tensors, _ = state(run)
+    specs = {name: (a.dtype.name, a.shape) for name, a in tensors.items() if not name.startswith(("pool.", "opt"))}
+    for index, parameter in enumerate(run.model.parameters()):
+        moment = ("float32", tuple(parameter.shape))
+        specs |= {f"optimizer.{index}.exp_avg": moment, f"optimizer.{index}.exp_avg_sq": moment}
+        specs[f"optimizer.{index}.step"] = ("float32", ())
+    for k in range(snapshots):
+        specs |= {f"pool.{k}.{name}": spec for name, spec in policy_specs(run.policy_config).items()}
+    size = run.config.selfplay.pool_size
+    return specs | {"pool.wins": ("float64", (size,)), "pool.played": ("float64", (size,))}
+
+
+def _validated(kind: type, value: Any, where: str) -> Any:
+    """`value` validated as the pydantic dataclass `kind`; ValueError naming the field and the value."""
+    try:
+        return TypeAdapter(kind).validate_python(value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        key = ".".join([where, *map(str, first["loc"])])
+        raise ValueError(f"{key}={_short(first['input'])}: {first['msg'][0].lower()}{first['msg'][1:]}") from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _shown(path: str | os.PathLike) -> str:
+    return escape_controls(os.fspath(path))
+
+
+# ------------------------------------------------------------------------------------------------ the checks
+
+
+def check_progress(progress: Progress, config: Config) -> None:
+    """ValueError naming the counter unless the progress fits the config (what its updates could have done)."""
+    updates = config.train.updates
+    if progress.update > updates:
+        raise ValueError(f"progress.update={progress.update}: the run has train.updates={updates}")
+    most = config.warmstart.decisions + progress.update * config.env.num_envs * config.ppo.rollout_steps
+    if progress.global_step > most:
+        raise ValueError(
+            f"progress.global_step={progress.global_step}: the warm start and {progress.update} updates train on at "
+            f"most {most:,} decisions"
+        )
+    if len(progress.history) > progress.update:
+        raise ValueError(f"progress.history: {len(progress.history)} evaluations in {progress.update} updates")
+    if (progress.evaluation_due or progress.finished) and progress.update == 0:
+        raise ValueError("progress.evaluation_due, progress.finished: set before the first update")
+
+
+def check_pool_record(record: Any, config: Config, progress: Progress) -> int:
+    """The number of snapshots the saved pool holds (the updates they were taken at, the next slot); ValueError
+    naming the value unless it fits selfplay.pool_size and the snapshots the updates done took."""
+    if not isinstance(record, dict) or set(record) != {"updates", "next_slot"}:
+        raise ValueError("pool: expected the keys 'next_slot' and 'updates'")
+    updates, next_slot, s = record["updates"], record["next_slot"], config.selfplay
+    taken = progress.update // s.snapshot_every
+    if not isinstance(updates, list) or len(updates) > min(s.pool_size, taken):
+        count = len(updates) if isinstance(updates, list) else _short(updates)
+        raise ValueError(f"pool.updates: {count} snapshots; selfplay.pool_size is {s.pool_size} and {taken} were taken")
+    for k, update in enumerate(updates):
+        if type(update) is not int or not 0 < update <= progress.update or update % s.snapshot_every:
+            raise ValueError(f"pool.updates[{k}]={_short(update)}: a snapshot update in 1..{progress.update}")
+    allowed = range(s.pool_size) if len(updates) == s.pool_size else range(len(updates), len(updates) + 1)
+    if type(next_slot) is not int or next_slot not in allowed:
+        raise ValueError(f"pool.next_slot={_short(next_slot)}: with {len(updates)} snapshots it lies in {allowed}")
+    return len(updates)
+
+
+def check(run: TrainingRun, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
+    """ValueError naming the first value out of its range (module docstring)."""
+    for name, array in found.items():
+        if _is_weight(name):
+            _check_bound(name.removeprefix(EXTRA_PREFIX), array, MAX_WEIGHT)
+    wins, played = found[EXTRA_PREFIX + "pool.wins"], found[EXTRA_PREFIX + "pool.played"]
+    for name, counts in (("pool.wins", wins), ("pool.played", played)):
+        if not (np.isfinite(counts).all() and (counts >= 0).all() and (counts == np.round(counts)).all()):
+            raise ValueError(f"{name}: counts are finite whole numbers >= 0")
+    if (wins > played).any():
+        raise ValueError("pool.wins: more wins than matches played against a snapshot")
+    check_optimizer(train.get("optimizer"), found, run, progress)
+    if not isinstance(train.get("device"), str):
+        raise ValueError(f"device={_short(train.get('device'))}: expected a device type such as 'cpu'")
+
+
+def _is_weight(name: str) -> bool:
+    """True for a network's weights: the policy's, the value head's (model.*), a snapshot's (pool.<k>.*)."""
+    short = name.removeprefix(EXTRA_PREFIX)
+    return short == name or short.startswith("model.") or (short.startswith("pool.") and short[5].isdigit())
+
+
+def _check_bound(name: str, array: np.ndarray, bound: float, low: float | None = None) -> None:
+    """ValueError naming the tensor unless its values are finite and within -bound..bound (low..bound)."""
+    low = -bound if low is None else low
+    if array.size and not (np.isfinite(array).all() and array.min() >= low and array.max() <= bound):
+        finite = array[np.isfinite(array)]
+        extreme = "non-finite" if finite.size < array.size else f"{finite.min():g}..{finite.max():g}"
+        raise ValueError(f"{name}: values must be finite and lie in {low:g}..{bound:g}, found {extreme}")
+
+
+def check_optimizer(saved: Any, found: dict[str, np.ndarray], run: TrainingRun, progress: Progress) -> None:
+    """ValueError naming the value unless Adam's saved groups are the run's own (lr within 0..train.lr) and its
+    moments and steps are what the updates done can have made (module docstring)."""
+    own = run.optimizer.state_dict()["param_groups"]
+    groups = saved.get("param_groups") if isinstance(saved, dict) else None
+    if not isinstance(groups, list) or len(groups) != len(own):
+        raise ValueError(f"optimizer.param_groups: expected a list of {len(own)} groups")
+    for k, (group, mine) in enumerate(zip(groups, own, strict=True)):
+        _check_group(group, mine, f"optimizer.param_groups[{k}]", run.config.train.lr)
+    count = len(list(run.model.parameters()))
+    present = [i for i in range(count) if f"{EXTRA_PREFIX}optimizer.{i}.step" in found]
+    if len(present) not in (0, count) or bool(present) != (progress.update > 0):
+        raise ValueError(
+            f"optimizer.state: Adam's state of {len(present)} of {count} parameters after {progress.update} updates "
+            "(every parameter's from the first update on)"
+        )
+    ppo, env = run.config.ppo, run.config.env
+    steps = progress.update * ppo.epochs * -(-env.num_envs * ppo.rollout_steps // ppo.minibatch_size)
+    bound = ppo.max_grad_norm * (1 + ROUNDING)
+    for i in present:
+        step = float(found[f"{EXTRA_PREFIX}optimizer.{i}.step"])
+        first = float(found[f"{EXTRA_PREFIX}optimizer.{present[0]}.step"])
+        if not (step.is_integer() and 1 <= step <= steps) or step != first:
+            raise ValueError(
+                f"optimizer.{i}.step={step:g}: one whole number of Adam steps for every parameter, 1..{steps:,} "
+                f"in {progress.update} updates"
+            )
+        _check_bound(f"optimizer.{i}.exp_avg", found[f"{EXTRA_PREFIX}optimizer.{i}.exp_avg"], bound)
+        _check_bound(f"optimizer.{i}.exp_avg_sq", found[f"{EXTRA_PREFIX}optimizer.{i}.exp_avg_sq"], bound**2, 0.0)
+
+
+def _check_group(group: Any, own: dict[str, Any], where: str, lr: float) -> None:
+    """ValueError naming the key unless a saved Adam group has the run's own settings and an lr in 0..lr."""
+    if not isinstance(group, dict) or set(group) != set(own):
+        raise ValueError(f"{where}: expected the keys {sorted(own)}")
+    value = group["lr"]
+    if type(value) not in (int, float) or not 0.0 <= value <= lr:
+        raise ValueError(f"{where}.lr={_short(value)}: the learning rate lies in 0..train.lr={lr:g}")
+    for key, mine in own.items():
+        if key != "lr" and _plain(group[key]) != _plain(mine):
+            raise ValueError(f"{where}.{key}={_short(group[key])}: this run's Adam has {mine!r}")
+
+
+def _plain(value: Any) -> Any:
+    """JSON's form of a value (tuples are lists)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+# ------------------------------------------------------------------------------------------------ restoring
+
+
+def restore(run: TrainingRun, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
+    """Put the checked state into the run."""
+    extra = {name.removeprefix(EXTRA_PREFIX): array for name, array in found.items() if name.startswith(EXTRA_PREFIX)}
+    policy = {f"policy.{name}": _tensor(array) for name, array in found.items() if not name.startswith(EXTRA_PREFIX)}
+    model = {name.removeprefix("model."): _tensor(a) for name, a in extra.items() if name.startswith("model.")}
+    run.model.load_state_dict(policy | model)
+    own = run.optimizer.state_dict()
+    for group, saved in zip(own["param_groups"], train["optimizer"]["param_groups"], strict=True):
+        group["lr"] = saved["lr"]
+    moments = {}
+    for index in range(len(list(run.model.parameters()))):
+        if f"optimizer.{index}.step" in extra:
+            moments[index] = _weights({key: extra[f"optimizer.{index}.{key}"] for key in ADAM_STATE})
+    run.optimizer.load_state_dict({"state": moments, "param_groups": own["param_groups"]})
+    restore_pool(run.pool, train["pool"], extra)
+    run.arena.load_state(_under(extra, "arena."), train["arena"])
+    run.progress = progress
+    restore_streams(run, train, extra["rng.generator"])
+
+
+def restore_pool(pool: Any, record: dict[str, Any], extra: dict[str, np.ndarray]) -> None:
+    """The pool's snapshots, counts and next slot."""
+    weights = [_weights(_under(extra, f"pool.{k}.")) for k in range(len(record["updates"]))]
+    pool.restore(weights, record["updates"], extra["pool.wins"], extra["pool.played"], record["next_slot"])
+
+
+def restore_streams(run: TrainingRun, train: dict[str, Any], generator_state: np.ndarray) -> None:
+    """The numpy and torch streams; on another device than the file's, the torch stream reseeded (said once)."""
+    try:
+        rng = np.random.default_rng()
+        rng.bit_generator.state = train["rng"]["numpy"]
+    except (TypeError, ValueError, KeyError, OverflowError) as error:
+        raise ValueError(f"rng.numpy: not the state of numpy's generator ({error})") from None
+    run.rng.bit_generator.state = rng.bit_generator.state
+    if train["device"] != run.device.type:  # a CPU generator's state does not fit a CUDA one: same run, not bit-exact
+        run.generator.manual_seed(run.config.train.seed + run.progress.update)
+        print(
+            f"resuming on {run.device.type} a run saved on {train['device']}: action samples reseeded", file=sys.stderr
+        )
+        return
+    try:
+        run.generator.set_state(torch.from_numpy(generator_state.copy()))
+    except RuntimeError as error:
+        raise ValueError(f"rng.generator: not the state of a torch generator ({error})") from None
+
+
+def _under(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    return {name.removeprefix(prefix): array for name, array in arrays.items() if name.startswith(prefix)}
+
+
+def _weights(arrays: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    return {name: _tensor(array) for name, array in arrays.items()}
+
+
+def _tensor(array: np.ndarray) -> torch.Tensor:
+    """A tensor of its own (a file's arrays may be read-only views)."""
+    return torch.from_numpy(np.array(array))

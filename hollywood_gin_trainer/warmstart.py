@@ -16,59 +16,45 @@ import torch
 
 from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.masked import masked_log_probs
-from hollywood_gin_env.engine.observation import OBS_SIZE
-from hollywood_gin_env.rules.actions import NUM_ACTIONS
-from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config
-from hollywood_gin_trainer.ppo import ActorCritic
-from hollywood_gin_trainer.rollout import RolloutStorage
+from hollywood_gin_trainer.ppo import ActorCritic, advantages, collect
 
 TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return chains
 TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_003 + 17: apart from PPO's deals
+KEYS = ("obs", "privileged", "masks", "actions")  # a rollout's rows the cloning reads, then the returns
 
 
 def collect_teacher(
-    config: Config, rules: Rules, rng: np.random.Generator, progress: Callable[[int], None] = lambda n: None
+    config: Config,
+    rng: np.random.Generator,
+    num_threads: int | None = None,
+    progress: Callable[[int], None] = lambda n: None,
 ) -> dict[str, np.ndarray]:
-    """The teacher's decisions: obs, privileged views, masks, actions and discounted returns, flattened; progress(n)
-    after each round with the decisions collected in it."""
+    """The teacher's decisions: the network's inputs, privileged views, masks, actions and discounted returns, in
+    arrays of `warmstart.decisions` rows made once (what the warm start holds: config.py's MAX_WARMSTART_DECISIONS);
+    its matches' kernels on `num_threads` threads; progress(n) after each round with the decisions collected in it."""
     w = config.warmstart
-    env = config.env
-    stock_cards = config.model.critic_stock_cards
-    arena = Arena(
-        env.num_envs,
-        rules,
-        env.reward,
-        pool=None,
-        episode=env.episode,
-        stock_cards=stock_cards,
-        playout=config.model.critic_playout,
-        rng=rng,
-    )
+    arena = Arena(config, None, rng, num_threads=num_threads, steps=TEACHER_STEPS)
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET)
-    teacher = ExpertAgent(np.array(w.teacher_weights)) if w.teacher_weights else load_agent(w.teacher)
-    storage = RolloutStorage(TEACHER_STEPS, config.env.num_envs, OBS_SIZE, NUM_ACTIONS, stock_cards)
-    keys = ["obs", "privileged", "masks", "actions", "returns"]
-    parts: dict[str, list[np.ndarray]] = {key: [] for key in keys}
+    count = arena.threads.num_threads
+    weights = np.array(w.teacher_weights)
+    teacher = ExpertAgent(weights, count) if w.teacher_weights else load_agent(w.teacher, num_threads=count)
+    storage = arena.rollout
+    data = {key: np.empty((w.decisions, *getattr(storage, key).shape[2:]), getattr(storage, key).dtype) for key in KEYS}
+    data["returns"] = np.empty(w.decisions, dtype=np.float32)
     collected = 0
     while collected < w.decisions:
-        arena.play(storage, None, actor=teacher)
-        returns = storage.advantages(config.ppo.gamma, 1.0)  # values are 0: advantages are the returns
-        valid = storage.valid
-        arrays = {
-            "obs": storage.obs,
-            "privileged": storage.privileged,
-            "masks": storage.masks,
-            "actions": storage.actions,
-            "returns": returns,
-        }
-        for key in keys:
-            parts[key].append(arrays[key][valid])
-        count = int(valid.sum())
-        progress(min(count, w.decisions - collected))
+        collect(arena, None, teacher)
+        returns = advantages(storage, config.ppo.gamma, 1.0, arena.threads)  # values are 0: advantages are returns
+        count = min(int(storage.valid.sum()), w.decisions - collected)
+        rows = slice(collected, collected + count)
+        for key in KEYS:
+            data[key][rows] = getattr(storage, key)[storage.valid][:count]
+        data["returns"][rows] = returns[storage.valid][:count]
+        progress(count)
         collected += count
-    return {key: np.concatenate(value)[: w.decisions] for key, value in parts.items()}
+    return data
 
 
 def clone(
@@ -82,10 +68,7 @@ def clone(
     """Epochs of cross-entropy on the teacher's actions plus the value regression, on `device`; log(epoch, stats)
     after each epoch."""
     w = config.warmstart
-    obs = torch.from_numpy(model.policy.prepare(data["obs"])).to(device)  # the teacher's rows, as network inputs
-    privileged, masks = (torch.from_numpy(data[key]).to(device) for key in ("privileged", "masks"))
-    actions = torch.from_numpy(data["actions"]).to(device)
-    returns = torch.from_numpy(data["returns"].astype(np.float32)).to(device)
+    obs, privileged, masks, actions, returns = (torch.from_numpy(data[key]).to(device) for key in (*KEYS, "returns"))
     optimizer = torch.optim.Adam(model.parameters(), lr=w.lr)
     size = len(actions)
     steps = w.epochs * -(-size // w.minibatch_size)

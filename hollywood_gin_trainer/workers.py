@@ -21,9 +21,9 @@ new results and sends the totals with the next weights, so every worker draws sn
 snapshot is the policy after an update, which is exactly the weights of the next rollout: they travel once, with it.
 
 Faults: every wait on a worker has a timeout (`timeout`, seconds) and a late, dead or failing worker stops the run
-with a `WorkerError` naming it; the run's last.pt stays as last saved (train.py saves before every evaluation), so
-`--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a one-worker run
-never does.
+with a `WorkerError` naming it; the run's last.safetensors stays as last saved (main.py saves before every
+evaluation), so `--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a
+one-worker run never does.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import torch
 from hollywood_gin_env.engine.handstats import HandCounts
 from hollywood_gin_env.engine.threads import set_default_threads
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
-from hollywood_gin_trainer.arena import Arena, RolloutTimings
+from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config, config_from_dict
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch
@@ -70,17 +70,18 @@ class RolloutWorker:
     """One worker's matches, opponents, policy copy and streams; a Ray actor in a run, a plain object in tests."""
 
     def __init__(self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int) -> None:
-        torch.set_num_threads(1)  # one CPU per actor
         config = config_from_dict(config_data)
-        # one kernel thread unless train.env_threads says otherwise: K actors on all the cores would oversubscribe
-        set_default_threads(1 if config.train.env_threads is None else config.train.env_threads)
+        # this actor's process is this worker's: one torch thread, and one kernel thread unless train.env_threads
+        # says otherwise (K actors on all the cores would oversubscribe them)
+        torch.set_num_threads(1)
+        threads = 1 if config.train.env_threads is None else config.train.env_threads
+        set_default_threads(threads)
         self.config, self.index, self.first_match = config, index, first_match
-        self.model = ActorCritic.for_config(config)
-        self.pool = OpponentPool(
-            config.selfplay, self.model.policy_config, torch.device("cpu"), config.train.env_threads
-        )
+        m = config.model
+        self.model = ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards)
+        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"), threads)
         rng, generator = worker_streams(config.train.seed, index)
-        self.arena = Arena.for_config(config, self.pool, rng, generator, num_envs=num_matches)
+        self.arena = Arena(config, self.pool, rng, generator, num_envs=num_matches, num_threads=threads)
 
     def reset(self, seed: int) -> None:
         """Deal this worker's share of the matches dealt from `seed` and draw their opponents and seats, with the
@@ -104,28 +105,27 @@ class RolloutWorker:
             "matches": self.arena.matches,
             "new_wins": self.pool.wins - wins,
             "new_played": self.pool.played - played,
-            "forward_s": self.arena.timings.forward_s,
+            "forward_s": self.arena.forward_s,
             "seconds": time.perf_counter() - started,
         }
 
-    def state_dict(self) -> dict[str, Any]:
-        """This worker's matches and random streams (its pool is the learner's, saved by the run)."""
-        return {
-            "arena": self.arena.state_dict(),
-            "numpy": self.arena.rng.bit_generator.state,
-            "generator": self.arena.generator.get_state(),
-        }
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """This worker's matches and random streams, as arena.py's `state` (its pool is the learner's)."""
+        arrays, data = self.arena.state()
+        arrays["generator"] = self.arena.generator.get_state().numpy()
+        return arrays, {**data, "numpy": self.arena.rng.bit_generator.state}
 
-    def load_state_dict(self, state: dict[str, Any], pool_state: dict[str, Any]) -> None:
-        """Put back what `state_dict` returned, and the learner's pool; ValueError naming what does not fit."""
+    def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any], pool: dict[str, Any]) -> None:
+        """Put back what `state` returned, and the learner's pool (`OpponentPool.contents`'s); ValueError naming what
+        does not fit."""
         rng, generator = np.random.default_rng(), torch.Generator()
         try:
-            rng.bit_generator.state = state["numpy"]
-            generator.set_state(state["generator"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            rng.bit_generator.state = data["numpy"]
+            generator.set_state(torch.from_numpy(arrays["generator"].copy()))
+        except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as error:
             raise ValueError(f"rollout worker {self.index}'s saved random streams do not fit: {error}") from None
-        self.pool.load_state_dict(pool_state)  # first: the arena's check bounds opponent ids by the pool's snapshots
-        self.arena.load_state_dict(state["arena"])  # checked there (shapes, dtypes, ranges) before the kernels
+        self.pool.restore(**pool)  # first: the arena's check bounds the snapshot slots by the pool's snapshots
+        self.arena.load_state({k: v for k, v in arrays.items() if k != "generator"}, data)
         self.arena.rng, self.arena.generator = rng, generator
 
     def evaluate(self, weights: dict[str, torch.Tensor], jobs: list[ChunkJob]) -> list[PairRecord]:
@@ -155,6 +155,8 @@ def _put_weights(model: ActorCritic):
 class RemoteArena:
     """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
 
+    remote = True
+
     def __init__(
         self,
         config: Config,
@@ -176,9 +178,9 @@ class RemoteArena:
             actor.remote(data, k, first, size)
             for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))
         ]
-        self.stats = HandCounts()
-        self.matches = 0
-        self.timings = RolloutTimings()
+        self.stats, self.matches, self.forward_s = HandCounts(), 0, 0.0
+        self.worker_seconds: list[float] = []  # each worker's own seconds for its share of the last rollout
+        self.worker_rows: list[int] = []  # the learner's decisions each worker returned
         self.snapshot_pending: int | None = None  # the update whose snapshot travels with the next weights
 
     def _name(self, k: int) -> str:
@@ -225,11 +227,9 @@ class RemoteArena:
             self.matches += result["matches"]
             self.pool.wins += result["new_wins"]
             self.pool.played += result["new_played"]
-        self.timings = RolloutTimings(
-            forward_s=max(result["forward_s"] for result in results),
-            worker_seconds=[result["seconds"] for result in results],
-            worker_rows=[len(result["actions"]) for result in results],
-        )
+        self.forward_s = max(result["forward_s"] for result in results)
+        self.worker_seconds = [result["seconds"] for result in results]
+        self.worker_rows = [len(result["actions"]) for result in results]
         rows = {name: torch.from_numpy(np.concatenate([r[name] for r in results])).to(self.device) for name in ROWS}
         return Batch(**rows)
 
@@ -237,24 +237,26 @@ class RemoteArena:
         """The rates of the last rollout's hands (handstats' definitions), their number and matches."""
         return {**self.stats.rates(), "hands": float(self.stats.hands), "matches": float(self.matches)}
 
-    def state_dict(self) -> dict[str, Any]:
-        """Every worker's matches and streams, in worker order."""
-        return {"workers": self._get([w.state_dict.remote() for w in self.workers], "state_dict")}
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Every worker's matches and streams (worker k's arrays under "k."), in worker order."""
+        saved = self._get([w.state.remote() for w in self.workers], "state")
+        arrays = {f"{k}.{name}": array for k, (part, _) in enumerate(saved) for name, array in part.items()}
+        return arrays, {"workers": [data for _, data in saved]}
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore every worker (after the run's pool); the saved worker count must be this run's."""
-        saved = state.get("workers") if isinstance(state, dict) else None
+    def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any]) -> None:
+        """Restore every worker (after the run's pool, which each worker gets a copy of)."""
+        saved = data.get("workers") if isinstance(data, dict) else None
         if not isinstance(saved, list) or len(saved) != self.workers_count:
-            count = len(saved) if isinstance(saved, list) else "no"
-            raise ValueError(
-                f"the saved run has {count} rollout workers' states; train.workers = "
-                f"{self.workers_count} needs one per worker"
-            )
-        pool_state = self.pool.state_dict()
-        self._get(
-            [w.load_state_dict.remote(s, pool_state) for w, s in zip(self.workers, saved, strict=True)],
-            "load_state_dict",
-        )
+            raise ValueError(f"arena.workers: the state of {self.workers_count} rollout workers (train.workers)")
+        pool = self.pool.contents()
+        parts = [
+            {name[len(f"{k}.") :]: a for name, a in arrays.items() if name.startswith(f"{k}.")}
+            for k in range(len(saved))
+        ]
+        calls = [
+            w.load_state.remote(part, data_k, pool) for w, part, data_k in zip(self.workers, parts, saved, strict=True)
+        ]
+        self._get(calls, "load_state")
 
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to

@@ -10,10 +10,11 @@ the privileged critic with its play-out, the opponent pool with its snapshots an
 shrinks only its sizes (updates, matches, rollout steps, teacher decisions, evaluation matches); it is seeded, runs
 on one torch thread and `--env-threads` kernel threads (default 1; every count gives the same hashes: the rollout's
 kernels split the matches into slices, hollywood_gin_env/engine/threads.py), in a temporary run directory, through
-`hollywood_gin_trainer.run.TrainingRun` in train.py's order of steps.
+`hollywood_gin_trainer.run.TrainingRun` in the training program's order of steps.
 It prints the hashes of the final weights, the optimizer's state, every warm-start epoch's and PPO update's losses,
 the evaluation results, and of all of them together: a change to the trainer that must not change what it trains
-(a refactoring, a deleted option) keeps every hash.
+(a refactoring, a deleted option, another file format) keeps every hash. The weights and the optimizer are hashed as
+the run's last training-state file restores them (`TrainingRun.resume`): what the file holds, whatever its bytes.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.policy import read_checkpoint
 from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_trainer.config import Config, load_config
 from hollywood_gin_trainer.run import TrainingRun
@@ -112,20 +112,19 @@ def sha256(value: Any) -> str:
 
 
 def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
-    """Train `config` in run_dir in train.py's order of steps; the final last.pt's model and optimizer states, the
-    losses (warm-start epochs, then PPO updates) and every evaluation's results."""
+    """Train `config` in run_dir in the training program's order of steps; the model and optimizer states its last
+    training-state file restores, the losses (warm-start epochs, then PPO updates) and every evaluation's results."""
     losses: list[dict[str, float]] = []
     evaluations: list[dict[str, Any]] = []
-    last = run_dir / "last.pt"
+    last = run_dir / "last.safetensors"
+    torch.set_num_threads(config.train.torch_threads)  # the program's to set, as hollywood-gin train does
     run = TrainingRun.create(config)
     try:
         run.start(log=lambda epoch, stats: losses.append({key: stats[key] for key in WARM_KEYS}))
         run.save(last)
         for update in range(1, config.train.updates + 1):
-            _, ent_coef = run.schedule(update)
-            stats = run.learn(run.collect(), ent_coef)
-            losses.append({key: stats[key] for key in PPO_KEYS})
-            run.progress.update = update
+            figures = run.update(update)
+            losses.append({key: figures[f"losses/{key}"] for key in PPO_KEYS})
             run.snapshot(update)
             if update % config.eval.every == 0 or update == config.train.updates:
                 run.save(last)
@@ -135,8 +134,12 @@ def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
         print(f"snapshot matches played: {int(run.pool.played.sum())}", file=sys.stderr)
     finally:
         run.close()
-    saved = read_checkpoint(last)["train"]
-    return {"weights": saved["model"], "optimizer": saved["optimizer"], "losses": losses, "evaluations": evaluations}
+    resumed = TrainingRun.resume(last)  # what the file holds, as the run reads it back
+    try:
+        weights, optimizer = resumed.model.state_dict(), resumed.optimizer.state_dict()
+    finally:
+        resumed.close()
+    return {"weights": weights, "optimizer": optimizer, "losses": losses, "evaluations": evaluations}
 
 
 def fingerprint(tiny: bool = False, env_threads: int = 1, compiled: bool = False) -> dict[str, str]:

@@ -15,6 +15,10 @@ the answer, from the observation alone (as `expert` reads it: agents/_features.p
   the chance of a knock and of gin after a stock draw (these two whether or not taking helps).
 
 Everything is 0 where it does not apply (no face-up card, a hand that is not 10 or 11 cards, the match over).
+
+`network_inputs` is the observation transform a policy network with `lookahead_features` reads: the observation
+followed by these inputs. Whoever feeds the network calls it on its own kernel threads (`PolicyAgent`, the trainer's
+rollout and opponent pool); the network itself is torch from input to logits.
 """
 
 from __future__ import annotations
@@ -112,3 +116,13 @@ def lookahead_planes(observations: np.ndarray, threads: KernelThreads | None = N
     threads = kernel_threads() if threads is None else threads
     threads.run(out.shape[0], lambda lo, hi: lookahead_kernel(observations[lo:hi], out[lo:hi]), PLANES_GRAIN)
     return out
+
+
+def network_inputs(
+    observations: np.ndarray, lookahead_features: bool, threads: KernelThreads | None = None
+) -> np.ndarray:
+    """A policy network's input rows for observation rows (B, OBS_SIZE): with `lookahead_features` the observation
+    followed by `lookahead_planes` (on `threads`), else the observation itself."""
+    if not lookahead_features:
+        return observations
+    return np.concatenate([observations, lookahead_planes(observations, threads)], axis=1)

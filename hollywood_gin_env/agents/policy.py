@@ -9,8 +9,9 @@ With `take_features`, the draw/take/pass logits also see what taking the face-up
   (the observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`,
   the network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
   each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every
-  card's score and the torso read them. `prepare(observations)` makes those input rows on the CPU (numba); the
-  forward pass is torch from input to logits, so it runs on any device.
+  card's score and the torso read them. `lookahead_planes.network_inputs` makes those input rows on the CPU (numba),
+  called by whoever feeds the network (`PolicyAgent` on its own kernel threads); the forward pass is torch from
+  input to logits, so it runs on any device.
 
 A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
 weights_only=True)`, so loading never runs pickled code:
@@ -45,7 +46,7 @@ from hollywood_gin_env.agents.lookahead_planes import (
     LOOKAHEAD_NUMBERS,
     LOOKAHEAD_PLANES,
     LOOKAHEAD_SIZE,
-    lookahead_planes,
+    network_inputs,
 )
 from hollywood_gin_env.agents.masked import masked_probs, sample_masked
 from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
@@ -129,20 +130,9 @@ class CardPolicy(nn.Module):
         self.context = nn.Linear(width, card_channels)
         self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
         self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
-        self.threads = (
-            kernel_threads()
-        )  # `prepare`'s kernel threads (not a weight: set it to another threads.kernel_threads(n))
-
-    def prepare(self, observations: np.ndarray) -> np.ndarray:
-        """The network's input rows (B, input_size) for observation rows (B, OBS_SIZE): with `lookahead_features`,
-        the observation followed by agents/lookahead_planes.py's inputs (numba, on `self.threads`), else the
-        observation."""
-        if not self.lookahead_features:
-            return observations
-        return np.concatenate([observations, lookahead_planes(observations, self.threads)], axis=1)
 
     def features(self, observations: torch.Tensor) -> torch.Tensor:
-        """The torso's output (B, feature_size) for input rows (`prepare`'s)."""
+        """The torso's output (B, feature_size) for input rows (lookahead_planes.network_inputs')."""
         return self.torso(observations)
 
     def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -178,7 +168,7 @@ class CardPolicy(nn.Module):
         )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        """Logits of shape (B, 107) for input rows (`prepare`'s)."""
+        """Logits of shape (B, 107) for input rows (lookahead_planes.network_inputs')."""
         return self.head(observations, self.features(observations))
 
 
@@ -282,8 +272,7 @@ class PolicyAgent(Agent):
         num_threads: int | None = None,
     ):
         self.policy = policy.eval()
-        if num_threads is not None:  # `prepare`'s kernel threads; else the policy keeps its own (a trainer's)
-            policy.threads = kernel_threads(num_threads)
+        self.threads = kernel_threads(num_threads)  # the lookahead inputs' (`network_inputs`)
         self.deterministic = deterministic
         self.name = name
         self.device = next(policy.parameters()).device
@@ -299,7 +288,7 @@ class PolicyAgent(Agent):
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            obs = torch.from_numpy(self.policy.prepare(observations)).to(self.device)
+            obs = torch.from_numpy(self._inputs(observations)).to(self.device)
             masks = torch.from_numpy(action_masks).to(self.device)
             actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
         return actions.cpu().numpy().astype(np.int64)
@@ -308,8 +297,11 @@ class PolicyAgent(Agent):
         """float32[B, 107]: the policy's masked softmax (what it samples from; 0 on illegal actions)."""
         obs_rows, mask_rows = as_batch(observations, action_masks)
         with torch.no_grad():
-            logits = self.policy(torch.from_numpy(self.policy.prepare(obs_rows)).to(self.device))
+            logits = self.policy(torch.from_numpy(self._inputs(obs_rows)).to(self.device))
             return masked_probs(logits, torch.from_numpy(mask_rows).to(self.device)).cpu().numpy()
+
+    def _inputs(self, observations: np.ndarray) -> np.ndarray:
+        return network_inputs(observations, self.policy.lookahead_features, self.threads)
 
 
 def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
