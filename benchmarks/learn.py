@@ -68,31 +68,31 @@ class Clock:
 
 def train_ours(name: str, minutes: float, marks: list[float], folder: Path, threads: int, seed: int) -> dict:
     """Our recipe `name` for `minutes`; the policy at each mark saved in folder."""
+    import torch
+
     from hollywood_gin_trainer.config import load_config
     from hollywood_gin_trainer.run import TrainingRun, resolve_device
 
     overrides = [f"train.seed={seed}", f"train.torch_threads={threads}", "train.max_minutes=0", "eval.every=0"]
     config = load_config(str(ROOT / RECIPES[name]), overrides)
+    torch.set_num_threads(threads)  # this child process is the trainer's: it sets what the recipe asks
     clock, saved = Clock(marks), []
     run = TrainingRun.create(config, resolve_device("cpu"))
 
     def save(label: str, marks_now: list[float]) -> None:
-        path = folder / f"policy-{label}.pt"
+        path = folder / f"policy-{label}.safetensors"
         run.save_policy(path)
         saved.extend({"mark": m, "policy": path.name, "minutes": clock.minutes()} for m in marks_now)
 
     save("init", [])  # the network as initialised: what a mark during the warm start has
     run.start()
     init_marks = clock.passed()
-    saved.extend({"mark": m, "policy": "policy-init.pt", "minutes": m} for m in init_marks)
+    saved.extend({"mark": m, "policy": "policy-init.safetensors", "minutes": m} for m in init_marks)
     decisions, ppo_start, update = 0, time.perf_counter(), 0
     while update < config.train.updates and clock.minutes() < minutes:
         update += 1
-        _, ent_coef = run.schedule(update)
-        batch = run.collect()
-        run.learn(batch, ent_coef)
+        decisions += int(run.update(update)["charts/decisions"])  # no in-training evaluation
         run.snapshot(update)
-        decisions += len(batch)
         marks_now = clock.passed()
         if marks_now:
             save(f"{marks_now[-1]:g}min", marks_now)

@@ -7,8 +7,8 @@
     python benchmarks/train.py --compile --no-reference   # eager, then with train.compile = true
 
 `ppo_steps_per_s`: learner decisions per second of the real training loop (the collect and learn of
-`hollywood_gin_trainer.run.TrainingRun`, configs/default.toml's model and PPO settings; no warm start, no
-evaluation), with the split of its time
+`hollywood_gin_trainer.run.TrainingRun`'s `update`, ppo.py's one update, configs/default.toml's model and PPO settings;
+no warm start, no evaluation), with the split of its time
 between the rollout (env, opponents and the policy's forward passes) and the PPO update. `sb3_steps_per_s_N`:
 `MaskablePPO("MultiInputPolicy", make_vec_env("HollywoodGin-v1", n_envs=N))` with its default hyperparameters, as
 its users run it, for N = 1 and 8. Both use `--threads` torch threads, set deliberately; the ratio is taken against
@@ -68,6 +68,7 @@ def ours(
     smoke: bool,
     workers: int = 1,
     compiled: bool = False,
+    env_threads: int | None = None,
 ) -> dict[str, float]:
     """Run PPO updates of the default recipe for about `seconds`; decisions/s and where the time went."""
     from hollywood_gin_trainer.config import load_config
@@ -82,6 +83,8 @@ def ours(
     ]
     if num_envs:
         overrides.append(f"env.num_envs={num_envs}")
+    if env_threads is not None:
+        overrides.append(f"train.env_threads={env_threads}")
     if smoke:
         overrides += ["env.num_envs=16", "ppo.rollout_steps=8", "ppo.minibatch_size=64"]
     run = TrainingRun.create(load_config(str(ROOT / "configs/default.toml"), overrides), resolve_device(device))
@@ -98,24 +101,19 @@ def ours(
     update, started, began = 0, None, time.perf_counter()
     while True:
         update += 1
-        _, ent_coef = run.schedule(update)
-        t0 = time.perf_counter()
-        batch = run.collect()
-        t1 = time.perf_counter()
-        losses = run.learn(batch, ent_coef)
-        t2 = time.perf_counter()
+        figures = run.update(update)
         if update == 1:  # warms the caches and the kernels (and compiles, with train.compile); not counted
             started = time.perf_counter()
             first = started - began
             continue
-        totals["rollout"] += t1 - t0
-        totals["forward"] += run.timings.forward_s
-        totals["update"] += t2 - t1
-        totals["decisions"] += len(batch)
-        totals["rows_trained"] += losses["rows_trained"]
+        totals["rollout"] += figures["time/rollout_s"]
+        totals["forward"] += figures["time/forward_s"]
+        totals["update"] += figures["time/update_s"]
+        totals["decisions"] += figures["charts/decisions"]
+        totals["rows_trained"] += figures["charts/rows_trained"]
         if workers > 1:
-            totals["worker_rows"] += sum(run.timings.worker_rows)
-            totals["worker_s"] += sum(run.timings.worker_seconds)
+            totals["worker_rows"] += sum(run.arena.worker_rows)
+            totals["worker_s"] += sum(run.arena.worker_seconds)
         if time.perf_counter() - started >= seconds:
             break
     total = totals["rollout"] + totals["update"]
@@ -198,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads
+    from hollywood_gin_env.engine.threads import check_num_threads
 
     torch.set_num_threads(args.threads)
     seconds = 0.5 if args.smoke else args.seconds
@@ -209,18 +207,15 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     result: dict = {"threads": args.threads, "device": args.device, "compile": args.compile}
-    for n in counts:
-        set_default_threads(n)  # every env, agent and policy the run builds takes n kernel threads
-        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke)
+    for n in counts:  # every env, agent and policy the run builds takes n kernel threads
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, env_threads=n)
         result.update({f"{name}_threads_{n}": figures[name] for name in THREAD_FIGURES})
         result.update({"env_threads": n, **figures} if n == counts[0] else {})  # the plain keys: the first count's
-    set_default_threads(None)
     if not counts:
         result.update(ours(seconds, args.threads, args.device, args.num_envs, args.smoke))
     if args.compile:  # on the first count's kernel threads, against the eager figures above
-        set_default_threads(counts[0] if counts else None)
-        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, compiled=True)
-        set_default_threads(None)
+        first = counts[0] if counts else None
+        figures = ours(seconds, args.threads, args.device, args.num_envs, args.smoke, compiled=True, env_threads=first)
         result.update({f"{name}_compiled": figures[name] for name in COMPILE_FIGURES})
         result["compile_gain"] = figures["ppo_steps_per_s"] / result["ppo_steps_per_s"]
         result["compile_rollout_gain"] = figures["rollout_steps_per_s"] / result["rollout_steps_per_s"]

@@ -165,8 +165,9 @@ def load(path: str | os.PathLike, run: TrainingRun, train: dict[str, Any]) -> No
         check(run, progress, train, found)
         restore(run, progress, train, found)
     except (ValueError, KeyError, TypeError) as error:
-        detail = error.args[0] if isinstance(error, KeyError) and error.args else error
-        raise ValueError(f"{_shown(path)}: the training state is damaged: {escape_controls(str(detail))}") from None
+        detail = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
+        detail = detail.removeprefix(f"{_shown(path)}: ")  # the reader's messages name the file too
+        raise ValueError(f"{_shown(path)}: the training state is damaged: {escape_controls(detail)}") from None
 
 
 def own_specs(run: TrainingRun, snapshots: int) -> dict[str, Spec]:

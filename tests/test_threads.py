@@ -415,6 +415,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     """Slices run at once only if their kernels drop the GIL: each kernel run on slices is compiled `nogil`."""
     pytest.importorskip("torch")
     import numba
+    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
 
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
@@ -423,7 +424,6 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.engine.observation import encode_kernel
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
     from hollywood_gin_trainer.privileged import expert_playout_kernel, privileged_view_kernel
-    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
 
     if numba.config.DISABLE_JIT:
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")

@@ -1,4 +1,5 @@
-"""train.py end to end, in subprocesses: TensorBoard scalars, checkpoints that play, resume, Ctrl-C."""
+"""train.py end to end, in subprocesses (CleanRL's smoke test): TensorBoard scalars, policies that play, resume,
+Ctrl-C, the time cap, the closing summary."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
-from hollywood_gin_env.agents.policy import CHECKPOINT_VERSION  # noqa: E402
+from hollywood_gin_env.agents.checkpoint import CHECKPOINT_VERSION, load_checkpoint  # noqa: E402
 from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
 from hollywood_gin_env.evaluation.evaluate import play_pair  # noqa: E402
+from hollywood_gin_env.support.tensorfile import read_tensor_header  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]
@@ -83,13 +85,13 @@ def test_smoke_run_logs_tensorboard_scalars(smoke_run):
     assert all(0.0 <= value <= 1.0 for _, value in logged["eval/match_win_rate_vs_expert"])
 
 
-def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
+def test_smoke_run_writes_config_and_policies_that_play(smoke_run):
     assert "[ppo]" in (smoke_run / "config.toml").read_text()
-    for name in ("last.pt", "best.pt", "policy.pt"):
+    for name in ("last.safetensors", "best.safetensors", "policy.safetensors"):
         agent = load_agent(f"checkpoint:{smoke_run / name}")
         record = play_pair(agent, load_agent("greedy"), 4, seed=1)
         assert record.illegal[0] == 0 and record.decisions[0] > 0
-    data = torch.load(smoke_run / "policy.pt", weights_only=True)
+    data = read_tensor_header(smoke_run / "policy.safetensors").metadata
     assert data["version"] == CHECKPOINT_VERSION and data["config"]["arch"] == "cards"
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
@@ -100,11 +102,11 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
     run_train(*SMOKE, "--run-dir", str(whole))
     stopped = run_train(*SMOKE, "--run-dir", str(split), "--stop-after", "1")
     assert "resume with: python train.py --resume" in stopped.stderr
-    assert not (split / "policy.pt").exists()
+    assert not (split / "policy.safetensors").exists()
     run_train("--resume", str(split), "--no-progress", "--stop-after", "2")
-    run_train("--resume", str(split / "last.pt"), "--no-progress")
-    a = torch.load(whole / "policy.pt", weights_only=True)["state_dict"]
-    b = torch.load(split / "policy.pt", weights_only=True)["state_dict"]
+    run_train("--resume", str(split / "last.safetensors"), "--no-progress")
+    a = load_checkpoint(whole / "policy.safetensors")[0].state_dict()
+    b = load_checkpoint(split / "policy.safetensors")[0].state_dict()
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     # TensorBoard continues without duplicate steps: one SPS point per update, as in the whole run
     assert [s for s, _ in scalars(split)["charts/SPS"]] == [s for s, _ in scalars(whole)["charts/SPS"]]
@@ -122,18 +124,17 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
         text=True,
     )
     deadline = time.time() + 240
-    while not (run_dir / "last.pt").exists() and time.time() < deadline and process.poll() is None:
+    while not (run_dir / "last.safetensors").exists() and time.time() < deadline and process.poll() is None:
         time.sleep(0.5)
     time.sleep(2.0)  # inside the PPO loop now
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, out + err
     assert "resume with: python train.py --resume" in err
-    agent = load_agent(f"checkpoint:{run_dir / 'last.pt'}")
+    agent = load_agent(f"checkpoint:{run_dir / 'last.safetensors'}")
     actions = agent.act(np.zeros((1, OBS_SIZE), dtype=np.float32), np.eye(107, dtype=np.int8)[[0]])
     assert actions.tolist() == [0]
-    saved = torch.load(run_dir / "last.pt", weights_only=True)
-    assert saved["train"]["progress"]["update"] >= 1
+    assert read_tensor_header(run_dir / "last.safetensors").metadata["train"]["progress"]["update"] >= 1
 
 
 @pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
@@ -141,7 +142,7 @@ def test_max_minutes_ends_the_run_with_an_evaluated_policy(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "capped"), "--set", "train.max_minutes=0.0001")
     assert "train.max_minutes = 0.0001 reached at update 1/4" in done.stderr
     assert [step for step, _ in scalars(tmp_path / "capped")["eval/match_win_rate_vs_expert"]]  # evaluated at the end
-    data = torch.load(tmp_path / "capped" / "policy.pt", weights_only=True)
+    data = read_tensor_header(tmp_path / "capped" / "policy.safetensors").metadata
     assert data["training"]["updates"] == 1
 
 
@@ -149,12 +150,12 @@ def test_bad_config_value_fails_with_the_named_error(tmp_path):
     command = [sys.executable, "train.py", *SMOKE, "--set", "ppo.epochs=0", "--run-dir", str(tmp_path / "bad")]
     done = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
-    assert "ppo.epochs=0 is out of range" in done.stderr
+    assert "ppo.epochs=0 is not allowed: input should be greater than or equal to 1" in done.stderr
 
 
 def test_resume_from_a_policy_only_file_is_a_clear_error(smoke_run):
     done = subprocess.run(
-        [sys.executable, "train.py", "--resume", str(smoke_run / "policy.pt")],
+        [sys.executable, "train.py", "--resume", str(smoke_run / "policy.safetensors")],
         cwd=ROOT,
         env=ENV,
         capture_output=True,
@@ -189,7 +190,7 @@ def test_plot_script_draws_the_learning_curve(smoke_run, tmp_path):
 
 @pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_resume_refuses_flags_it_would_ignore_and_the_summary_goes_to_stdout(smoke_run):
-    assert smoke_run.joinpath("policy.pt").exists()
+    assert smoke_run.joinpath("policy.safetensors").exists()
     for flags in (["--seed", "3"], ["--set", "train.lr=1e-4"], ["--config", "configs/quick.toml"]):
         done = subprocess.run(
             [sys.executable, "train.py", "--resume", str(smoke_run), *flags],
@@ -211,29 +212,8 @@ def test_the_closing_summary_is_on_stdout(tmp_path):
 
 
 @pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
-@pytest.mark.parametrize("field, value", [("pile", 10**6), ("hands", -1), ("match", 99)])
-def test_resume_from_a_tampered_last_checkpoint_is_one_clear_error(smoke_run, tmp_path, field, value):
-    """Tampered engine arrays in last.pt (pile = 10**6 would make the encoder write out of bounds) stop the run with
-    one line naming the field, before any kernel reads them."""
-    saved = torch.load(smoke_run / "last.pt", weights_only=True)
-    saved["train"]["arena"]["engine"][field].fill_(value)
-    bad = tmp_path / "last.pt"
-    torch.save(saved, bad)
-    done = subprocess.run(
-        [sys.executable, "train.py", "--resume", str(bad), "--no-progress"],
-        cwd=ROOT,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
-    assert f"engine state field '{field}'" in done.stderr and "Traceback" not in done.stderr
-
-
-@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run, tmp_path):
-    before = (smoke_run / "policy.pt").read_bytes()
+    before = (smoke_run / "policy.safetensors").read_bytes()
     done = subprocess.run(
         [sys.executable, "train.py", *SMOKE, "--run-dir", str(smoke_run)],
         cwd=ROOT,
@@ -243,39 +223,9 @@ def test_a_finished_run_directory_is_not_overwritten_without_overwrite(smoke_run
         timeout=120,
     )
     assert done.returncode != 0 and "--overwrite" in done.stderr and "Traceback" not in done.stderr
-    assert (smoke_run / "policy.pt").read_bytes() == before
+    assert (smoke_run / "policy.safetensors").read_bytes() == before
     copy = tmp_path / "again"
     run_train(*SMOKE, "--run-dir", str(copy))
     redo = run_train(*SMOKE, "--run-dir", str(copy), "--overwrite")
     assert "--overwrite: removed the previous run's" in redo.stderr
     assert len(scalars(copy)["charts/SPS"]) == 4  # the old run's logs went with it: one point per update
-
-
-@pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
-def test_two_runs_never_share_a_directory(tmp_path):
-    run_dir = tmp_path / "busy"
-    first = subprocess.Popen(
-        [sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir), "--set", "train.updates=100000"],
-        cwd=ROOT,
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.time() + 120
-        while not (run_dir / ".run.lock").exists() and time.time() < deadline:
-            time.sleep(0.2)
-        second = subprocess.run(
-            [sys.executable, "train.py", "--resume", str(run_dir), "--no-progress"],
-            cwd=ROOT,
-            env=ENV,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert second.returncode != 0 and "Traceback" not in second.stderr
-        assert str(first.pid) in second.stderr  # the lock names the run that holds the directory
-    finally:
-        first.kill()
-        first.communicate(timeout=60)

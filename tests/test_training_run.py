@@ -4,7 +4,6 @@ alike."""
 
 from __future__ import annotations
 
-import signal
 import weakref
 from pathlib import Path
 
@@ -23,7 +22,8 @@ from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluation.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
 from hollywood_gin_env.rules.actions import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
-from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_loss, ppo_update  # noqa: E402
+from hollywood_gin_trainer.pool import Opponent  # noqa: E402
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_epochs, ppo_loss, rollout_batch  # noqa: E402
 from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
 
@@ -36,9 +36,7 @@ def _run(*overrides: str) -> TrainingRun:
 
 def _train(run: TrainingRun, updates: int) -> None:
     for update in range(run.progress.update + 1, run.progress.update + updates + 1):
-        _, ent_coef = run.schedule(update)
-        run.learn(run.collect(), ent_coef)
-        run.progress.update = update
+        run.update(update)
         run.snapshot(update)
 
 
@@ -63,8 +61,8 @@ def test_save_and_resume_continue_exactly(tmp_path, overrides):
     run = _run(*overrides)
     run.start()
     _train(run, 2)
-    run.save(tmp_path / "last.pt")
-    resumed = TrainingRun.resume(tmp_path / "last.pt")
+    run.save(tmp_path / "last.safetensors")
+    resumed = TrainingRun.resume(tmp_path / "last.safetensors")
     assert resumed.started and resumed.progress == run.progress
     assert _equal(_weights(resumed), _weights(run))
     assert len(resumed.pool.snapshots) == len(run.pool.snapshots) == 2
@@ -186,9 +184,9 @@ def test_no_tensor_of_the_rollout_or_the_loss_is_made_on_the_wrong_device():
     parameters = [*run.model.parameters(), *(p for s in run.pool.snapshots for p in s.parameters())]
     mode = DeviceDiscipline(parameters)
     with mode:
-        batch = run.collect()
+        batch = rollout_batch(run.arena, run.model, run.config.ppo)
         _, stats = ppo_loss(run.model, batch, torch.arange(len(batch), device=run.device), run.config.ppo, 0.01)
-    assert (run.arena.opponent >= 0).any() and len(batch) > 0
+    assert (run.arena.kind != Opponent.SELF).any() and len(batch) > 0
     assert not mode.problems, sorted(set(mode.problems))
     # the check does catch a tensor left on the host
     with DeviceDiscipline(parameters) as strict:
@@ -258,7 +256,6 @@ def test_one_masked_sampler():
             assert needle not in text, f"{path.relative_to(root)} samples or masks actions itself ({needle})"
     users = (
         "hollywood_gin_trainer/ppo.py",
-        "hollywood_gin_trainer/arena.py",
         "hollywood_gin_trainer/pool.py",
         "hollywood_gin_trainer/warmstart.py",
         "hollywood_gin_env/agents/policy.py",
@@ -267,59 +264,129 @@ def test_one_masked_sampler():
         assert "hollywood_gin_env.agents.masked import" in (root / name).read_text(encoding="utf-8"), name
 
 
-@pytest.mark.parametrize(
-    ("damage", "message"),
-    [
-        (lambda t: t["arena"]["opponent"].fill_(99), "arena.opponent: values must lie in -1.."),
-        (lambda t: t["arena"]["learner_seat"].fill_(5), "arena.learner_seat: values must lie in 0..1"),
-        (lambda t: t["arena"]["deal"].fill_(float("nan")), "arena.deal: values must be finite"),
-        (lambda t: t["arena"].__setitem__("deal", torch.zeros(3)), "arena.deal: expected a float64 tensor"),
-        (lambda t: t["arena"]["engine"].__setitem__("bogus", torch.zeros(3)), "arena.engine: expected the engine"),
-        (lambda t: t["model"].pop(next(iter(t["model"]))), "model does not fit the run's model: parameters"),
-        (lambda t: t.__setitem__("progress", {"bogus": 1}), "progress: expected the fields"),
-        (lambda t: t.pop("optimizer"), "the training state is damaged (KeyError"),
-    ],
-)
-def test_a_damaged_training_state_is_one_clear_error(tmp_path, damage, message):
-    run = _run()
-    run.start()
-    run.save(tmp_path / "last.pt")
-    data = torch.load(tmp_path / "last.pt", weights_only=True)
-    damage(data["train"])
-    torch.save(data, tmp_path / "bad.pt")
-    with pytest.raises(ValueError, match=None) as error:
-        TrainingRun.resume(tmp_path / "bad.pt")
-    assert message in str(error.value) and "\n" not in str(error.value)
-
-
-def test_a_failing_evaluation_never_costs_the_training_before_it(tmp_path, monkeypatch):
-    """train.py writes last.pt before each evaluation: if the evaluation fails, the updates before it are saved."""
-    from hollywood_gin_trainer import main as train
-
-    def broken(self):
-        raise RuntimeError("evaluation failed")
-
-    monkeypatch.setattr(TrainingRun, "evaluate", broken)
-    sigint = signal.getsignal(signal.SIGINT)  # train.main installs its Ctrl-C handler
-    try:
-        with pytest.raises(RuntimeError, match="evaluation failed"):
-            train.main(["--config", SMOKE, "--run-dir", str(tmp_path / "run"), "--no-progress"])
-    finally:
-        signal.signal(signal.SIGINT, sigint)
-    saved = torch.load(tmp_path / "run" / "last.pt", weights_only=True)
-    assert saved["train"]["progress"]["update"] == 2  # configs/smoke.toml evaluates every 2 updates
-    assert not (tmp_path / "run" / ".run.lock").exists()  # and the directory is free again
-
-
 @pytest.mark.parametrize(("target_kl", "stops"), [(0.0, False), (1e-12, True)])
 def test_the_update_reports_the_rows_of_every_gradient_step_it_took(target_kl, stops):
-    """ppo_update's rows_trained counts each row once per epoch that reached it: every epoch's rows without the
+    """ppo_epochs' rows_trained counts each row once per epoch that reached it: every epoch's rows without the
     target-KL stop; with a stop at any KL, the first minibatch or two (the first runs at the rollout's own weights,
     where the KL is zero up to rounding)."""
     run = _run(f"ppo.target_kl={target_kl}", "ppo.epochs=3", "ppo.minibatch_size=64")
     run.start()
-    batch = run.collect()
-    losses = ppo_update(run.model, run.optimizer, batch, run.config.ppo, 0.01, run.generator)
+    batch = rollout_batch(run.arena, run.model, run.config.ppo)
+    losses = ppo_epochs(run.model, run.optimizer, batch, run.config.ppo, 0.01, run.generator)
     assert losses["early_stop"] == float(stops)
     assert len(batch) > 128  # more than two minibatches: the stop had rows left to skip
     assert losses["rows_trained"] in ((64, 128) if stops else (3 * len(batch),))
+
+
+def test_constructing_a_run_changes_no_process_wide_state():
+    """torch's threads and random state, numpy's and Python's global streams and the kernel threads' default are
+    the program's: creating and starting a run leaves them as they were, and its initial weights still come from
+    train.seed alone."""
+    import random
+
+    from hollywood_gin_env.engine import threads
+
+    before = (torch.get_num_threads(), torch.get_rng_state(), np.random.get_state()[1], random.getstate())
+    default = threads.default_threads()
+    run = _run("train.torch_threads=7", "train.env_threads=3")
+    run.start()
+    after = (torch.get_num_threads(), torch.get_rng_state(), np.random.get_state()[1], random.getstate())
+    assert after[0] == before[0] and torch.equal(after[1], before[1]) and (after[2] == before[2]).all()
+    assert after[3] == before[3] and threads.default_threads() == default
+    torch.manual_seed(12345)  # whatever the process's stream holds, the weights are the seed's
+    assert _equal(_weights(_run()), _weights(_run()))
+
+
+# --- a damaged training state -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A smoke run's training state after two updates (Adam has moments, the pool its 2 snapshots)."""
+    run = _run("warmstart.decisions=0")
+    run.start()
+    _train(run, 2)
+    path = tmp_path_factory.mktemp("run") / "last.safetensors"
+    run.save(path)
+    return path
+
+
+def _first(tensors, kind="exp_avg"):
+    return tensors[f"train/optimizer.0.{kind}"]
+
+
+def _set(mapping, key, value):
+    mapping[key] = value
+
+
+DAMAGES = {  # name: (damage(tensors, train), what the message names)
+    "Adam eps=1e-320": (lambda t, m: _set(m["optimizer"]["param_groups"][0], "eps", 1e-320), "eps=1e-320"),
+    "Adam weight_decay=1e300": (
+        lambda t, m: _set(m["optimizer"]["param_groups"][0], "weight_decay", 1e300),
+        "weight_decay=1e+300: this run's Adam has 0",
+    ),
+    "Adam betas": (lambda t, m: _set(m["optimizer"]["param_groups"][0], "betas", [1.5, 0.999]), "betas=[1.5, 0.999]"),
+    "Adam lr above train.lr": (lambda t, m: _set(m["optimizer"]["param_groups"][0], "lr", 0.5), "lr=0.5: the"),
+    "Adam amsgrad": (lambda t, m: _set(m["optimizer"]["param_groups"][0], "amsgrad", True), "amsgrad=True"),
+    "exp_avg=1e30": (lambda t, m: _first(t).fill(1e30), "optimizer.0.exp_avg: values must be finite and lie in"),
+    "exp_avg NaN": (lambda t, m: _first(t).fill(np.nan), "optimizer.0.exp_avg: values must be finite"),
+    "exp_avg_sq negative": (lambda t, m: _first(t, "exp_avg_sq").fill(-1.0), "optimizer.0.exp_avg_sq: values must"),
+    "Adam steps that differ": (lambda t, m: t["train/optimizer.3.step"].fill(1.0), "optimizer.3.step=1: one whole"),
+    "Adam step beyond the updates": (lambda t, m: _first(t, "step").fill(1e9), "optimizer.0.step=1e+09"),
+    "exp_avg of another shape": (
+        lambda t, m: _set(t, "train/optimizer.0.exp_avg", np.zeros(3, np.float32)),
+        "tensor 'train/optimizer.0.exp_avg' is float32 (3,); expected float32",
+    ),
+    "model weights of 1e30": (lambda t, m: t["torso.0.weight"].fill(1e30), "torso.0.weight: values must be finite"),
+    "value head NaN": (lambda t, m: t["train/model.value_head.weight"].fill(np.nan), "model.value_head.weight"),
+    "snapshot NaN": (lambda t, m: t["train/pool.1.torso.0.weight"].fill(np.nan), "pool.1.torso.0.weight"),
+    "global_step=2**63": (lambda t, m: _set(m["progress"], "global_step", 2**63), "progress.global_step=9223372"),
+    "global_step beyond the updates": (lambda t, m: _set(m["progress"], "global_step", 10**9), "train on at most"),
+    "update beyond train.updates": (lambda t, m: _set(m["progress"], "update", 5), "progress.update=5: the run has"),
+    "update of 10**9": (lambda t, m: _set(m["progress"], "update", 10**9), "progress.update=1000000000"),
+    "update a string": (lambda t, m: _set(m["progress"], "update", "2"), "progress.update='2'"),
+    "wall time NaN": (lambda t, m: _set(m["progress"], "wall_seconds", float("nan")), "progress.wall_seconds=nan"),
+    "best_lower 7": (lambda t, m: _set(m["progress"], "best_lower", 7.0), "progress.best_lower=7.0"),
+    "history entry NaN": (lambda t, m: _set(m["progress"], "history", [{"update": float("nan")}]), "history"),
+    "20,000 snapshots": (lambda t, m: _set(m["pool"], "updates", [1] * 20_000), "pool.updates: 20000 snapshots"),
+    "pool next_slot": (lambda t, m: _set(m["pool"], "next_slot", 99), "pool.next_slot=99"),
+    "pool wins above played": (lambda t, m: t["train/pool.wins"].fill(5.0), "pool.wins: more wins than matches"),
+    "engine pile index": (lambda t, m: t["train/arena.engine.pile"].fill(10**6), "engine state field 'pile'"),
+    "arena opponent": (lambda t, m: t["train/arena.kind"].fill(9), "arena.kind: values must be finite and lie in 0..3"),
+    "arena deal NaN": (lambda t, m: t["train/arena.deal"].fill(np.nan), "arena.deal: values must be finite"),
+    "numpy stream": (lambda t, m: _set(m["rng"], "numpy", {"bit_generator": "PCG64"}), "rng.numpy: not the state"),
+    "a tensor missing": (lambda t, m: t.pop("train/pool.wins"), "tensors missing 'train/pool.wins'"),
+    "saved config": (lambda t, m: _set(m["config"]["train"], "lr", -1), "the saved config: train.lr=-1"),
+}
+
+
+def _damaged(saved: Path, out: Path, damage) -> Path:
+    """A copy of the training state `saved` with damage(tensors, metadata["train"]) done to it."""
+    from hollywood_gin_env.support.tensorfile import read_tensor_header, read_tensors, write_tensor_file
+
+    header = read_tensor_header(saved)
+    tensors = {name: np.array(array) for name, array in read_tensors(saved, header.tensors).items()}
+    damage(tensors, header.metadata["train"])
+    write_tensor_file(out, tensors, header.metadata)
+    return out
+
+
+@pytest.mark.parametrize("case", list(DAMAGES))
+def test_a_damaged_training_state_is_refused_at_resume_in_one_line_naming_the_value(saved, tmp_path, case):
+    """Each value out of its range (Adam's settings against the run's, its moments against what clipped gradients
+    make, weights, counters against the config, the pool, the matches, the streams) is refused before anything runs,
+    in one line naming the file and the value."""
+    damage, fragment = DAMAGES[case]
+    bad = _damaged(saved, tmp_path / "last.safetensors", damage)
+    with pytest.raises(ValueError) as error:
+        TrainingRun.resume(bad)
+    message = str(error.value)
+    assert fragment in message and str(bad) in message and "\n" not in message, message
+
+
+def test_the_undamaged_state_resumes_and_trains_on(saved, tmp_path):
+    """Fixed (here: written back as it was read), a refused file resumes and the run goes on."""
+    again = _damaged(saved, tmp_path / "last.safetensors", lambda tensors, train: None)
+    run = TrainingRun.resume(again)
+    _train(run, 1)
+    assert run.progress.update == 3 and len(run.pool.snapshots) == 2

@@ -3,15 +3,13 @@ traceback or memory without limit.
 
 Every reader of a user's file (configs, saved matches, checkpoints) takes regular files only, bounded in size and
 read at most to the bound: a device such as /dev/zero (whose size reads 0 and which never ends) or a FIFO (which
-would wait for a writer) is refused before reading. A config is also bounded in nesting before it is parsed, and
-the self-play weights must sum to a finite number. train.py refuses --stop-after below 1, a file as --run-dir and
-an unreachable --ray-address before any work; evaluate.py bounds --chunk-matches.
+would wait for a writer) is refused before reading (the trainer's config and arguments: tests/test_config.py and
+tests/test_train_program.py). evaluate.py bounds --chunk-matches.
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import stat
 import threading
 
@@ -20,10 +18,6 @@ import pytest
 from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.session import load_match
 from hollywood_gin_env.support.userfiles import UserFileError, open_user_file, read_user_file
-from hollywood_gin_trainer import main as train
-from hollywood_gin_trainer.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config
-
-SMOKE = "configs/smoke.toml"
 
 
 def device(folder, name="zero", minor=5) -> str:
@@ -84,14 +78,13 @@ def test_the_opened_file_is_checked_too(tmp_path, monkeypatch):
         open_user_file(path, 1 << 20, "config file")
 
 
-@pytest.mark.parametrize("reader", ["config", "saved match", "checkpoint"])
+@pytest.mark.parametrize("reader", ["saved match", "checkpoint"])
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, reader):
     from hollywood_gin_env.agents import load_agent
 
     fifo = str(tmp_path / "pipe")
     os.mkfifo(fifo)
     read = {
-        "config": lambda: load_config(fifo),
         "saved match": lambda: load_match(fifo),
         "checkpoint": lambda: load_agent(f"checkpoint:{fifo}"),
     }[reader]
@@ -100,49 +93,6 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, reader):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         pytest.fail(f"reading a FIFO as a {reader} waited for a writer")
     assert isinstance(outcome[0], ValueError) and "FIFO" in str(outcome[0]) and fifo in str(outcome[0])
-
-
-# --- configs --------------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("kind", ["device", "directory"])
-def test_a_config_that_is_not_a_regular_file_is_named(tmp_path, kind):
-    path = device(tmp_path, "null", minor=3) if kind == "device" else str(tmp_path)
-    with pytest.raises(ValueError, match="not a regular file") as error:
-        load_config(path)
-    assert path in str(error.value)
-
-
-def test_a_deeply_nested_config_is_refused_before_parsing(tmp_path):
-    path = tmp_path / "deep.toml"
-    path.write_text("[train]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
-    with pytest.raises(
-        ValueError, match=f"nests arrays or tables 100000 deep; a config nests at most {MAX_CONFIG_DEPTH}"
-    ):
-        load_config(str(path))
-
-
-def test_nesting_inside_strings_and_comments_does_not_count(tmp_path):
-    path = tmp_path / "strings.toml"
-    deep = "[" * (MAX_CONFIG_DEPTH + 5)
-    path.write_text(f'# {deep}\n[train]\nseed = 3\n[eval]\nopponents = ["expert", "{deep}"]\n')
-    with pytest.raises(ValueError, match="eval.opponents"):  # parsed: the made-up opponent is what is refused
-        load_config(str(path))
-
-
-def test_an_oversized_config_is_refused_unread(tmp_path):
-    path = tmp_path / "big.toml"
-    path.write_bytes(b"#" * (MAX_CONFIG_BYTES + 1))
-    with pytest.raises(ValueError, match="a config file is at most 1.0 MiB"):
-        load_config(str(path))
-
-
-def test_self_play_weights_whose_sum_overflows_are_refused():
-    """Two weights of 1e308 are each finite, but their sum is not: refused when the config is read, not after
-    the warm start."""
-    with pytest.raises(ValueError, match="sum to inf; the sum must be finite and above 0"):
-        load_config(SMOKE, ["selfplay.self_weight=1e308", "selfplay.snapshot_weight=1e308"])
-    load_config(SMOKE, ["selfplay.self_weight=1e300", "selfplay.snapshot_weight=1e300"])
 
 
 # --- play.py --resume / --replay ------------------------------------------------------------------------------------
@@ -156,77 +106,7 @@ def test_play_refuses_a_device_as_a_saved_match(tmp_path, capsys, flag):
     assert f"saved match {zero} is a character device, not a regular file" in out
 
 
-# --- train.py and evaluate.py arguments -----------------------------------------------------------------------------
-
-
-class NoCtrlC:
-    """Stands in for train.Interrupt: leaves the test process's Ctrl-C handler alone (and works off the main
-    thread)."""
-
-    requested = False
-
-
-@pytest.fixture
-def train_main(monkeypatch):
-    """train.main with the run itself disabled: a test's arguments must be refused before any run starts."""
-    for name in ("create", "resume"):
-        monkeypatch.setattr(
-            train.TrainingRun, name, classmethod(lambda *a, **k: pytest.fail("a run started despite bad arguments"))
-        )
-    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
-    return lambda *argv: train.main([*argv])
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (("--stop-after", "-1"), "--stop-after -1: give a number of updates of at least 0 (0: stop after the warm"),
-        (("--resume", "RUN", "--stop-after", "0"), "--stop-after 0: give a number of updates of at least 1 with"),
-    ],
-)
-def test_train_refuses_stop_after_that_would_stop_before_starting(tmp_path, train_main, argv, message):
-    run = tmp_path / "run"
-    argv = tuple(str(run) if a == "RUN" else a for a in argv)
-    options = () if "--resume" in argv else ("--config", SMOKE, "--run-dir", str(run))
-    with pytest.raises(SystemExit, match=message.replace("(", r"\(")):
-        train_main(*options, *argv)
-    assert not run.exists()
-
-
-def test_train_stop_after_zero_stops_after_the_warm_start_unfinished(tmp_path, monkeypatch, capsys):
-    """--stop-after 0 saves the warm start's last.pt to resume from; no policy.pt and no "done": the run is not
-    finished."""
-    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
-    run = tmp_path / "run"
-    assert train.main(["--config", SMOKE, "--run-dir", str(run), "--stop-after", "0", "--no-progress"]) == 0
-    assert (run / "last.pt").is_file() and not (run / "policy.pt").exists()
-    captured = capsys.readouterr()
-    assert "done" not in captured.out and "stopped after the warm start" in captured.err
-
-
-def test_train_refuses_a_file_as_run_dir(tmp_path, train_main):
-    path = tmp_path / "notes.txt"
-    path.write_text("mine")
-    with pytest.raises(SystemExit, match="is not a directory") as error:
-        train_main("--config", SMOKE, "--run-dir", str(path))
-    assert str(path) in str(error.value) and path.read_text() == "mine"
-
-
-def test_train_refuses_a_config_directory(tmp_path, train_main):
-    with pytest.raises(SystemExit, match="is a directory, not a regular file"):
-        train_main("--config", str(tmp_path), "--run-dir", str(tmp_path / "run"))
-
-
-def test_train_checks_the_ray_address_is_reachable_first(tmp_path, train_main):
-    """Nothing listens at the address: one line at once, instead of Ray's minutes of retries."""
-    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    address = f"127.0.0.1:{port}"
-    argv = ("--config", SMOKE, "--set", "train.workers=2", "--run-dir", str(tmp_path / "run"), "--ray-address", address)
-    thread, outcome = finishes(lambda: train_main(*argv), seconds=30)
-    assert not thread.is_alive(), "train.py kept trying to reach the Ray address"
-    assert isinstance(outcome[0], SystemExit) and f"cannot reach the Ray cluster at {address}" in str(outcome[0])
+# --- evaluate.py arguments -----------------------------------------------------------------------------------------
 
 
 def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
@@ -236,24 +116,3 @@ def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--chunk-matches", str(10**9)])
     assert f"--chunk-matches={10**9} is over the limit of {evaluate.MAX_CHUNK_MATCHES:,}" in capsys.readouterr().err
-
-
-def test_a_fifo_as_a_run_lock_is_refused_without_waiting(tmp_path):
-    from hollywood_gin_trainer.rundir import LOCK_NAME, RunDirError, RunLock
-
-    os.mkfifo(tmp_path / LOCK_NAME)
-    thread, outcome = finishes(lambda: RunLock(tmp_path).acquire())
-    if thread.is_alive():
-        os.close(os.open(tmp_path / LOCK_NAME, os.O_WRONLY | os.O_NONBLOCK))
-        pytest.fail("reading a FIFO as the run's lock waited for a writer")
-    assert isinstance(outcome[0], RunDirError) and "FIFO" in str(outcome[0]) and LOCK_NAME in str(outcome[0])
-
-
-def test_train_refuses_a_run_dir_whose_run_files_are_symlinks_before_training(tmp_path, train_main):
-    """last.pt a symlink would be refused at the first save, hours in: it is refused before the run starts."""
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "last.pt").symlink_to(tmp_path / "elsewhere.pt")
-    with pytest.raises(SystemExit, match="last.pt: it is a symbolic link"):
-        train_main("--config", SMOKE, "--run-dir", str(run), "--overwrite")
-    assert (run / "last.pt").is_symlink()

@@ -1,0 +1,174 @@
+"""A run stopped at any point (a crash or SIGKILL during an update, a save or an evaluation) resumes to the run an
+unbroken one writes: the same evaluation history, best policy, final policy and final-evaluation line.
+
+The training program saves its state just before each evaluation (marked due) and again after it; a run resumed
+from the first save plays that evaluation before anything else, so no evaluation is skipped and none counts twice.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from hollywood_gin_env.support.tensorfile import read_tensor_header, read_tensors  # noqa: E402
+from hollywood_gin_trainer import main as train  # noqa: E402
+from hollywood_gin_trainer.rundir import BEST, LAST, POLICY  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]
+
+
+class NoCtrlC:
+    """Stands in for train.Interrupt: leaves the test process's Ctrl-C handler alone."""
+
+    requested = False
+
+
+class StoppedError(Exception):
+    """A run stopped where a test put it (as a kill would stop it, minus the lock, which the test process keeps)."""
+
+
+def outcome(run_dir: Path, closing: str) -> dict:
+    """What a finished run wrote, less its wall times: the evaluation history, the best and final policies' weights,
+    the final policy's record and the closing lines (run directory names made alike)."""
+    history = read_tensor_header(run_dir / LAST).metadata["train"]["progress"]["history"]
+    record = read_tensor_header(run_dir / POLICY).metadata["training"]
+    weights = {name: _weights(run_dir / name) for name in (BEST, POLICY)}
+    closing = re.sub(r"[\d.]+ min", "M min", closing.replace(str(run_dir), "RUN"))
+    untimed = {**record, "wall_seconds": None, "evaluations": _untimed(record["evaluations"])}
+    return {"history": _untimed(history), "weights": weights, "record": untimed, "closing": closing}
+
+
+def _untimed(history: list[dict]) -> list[dict]:
+    return [{key: value for key, value in entry.items() if key != "wall_s"} for entry in history]
+
+
+def _weights(path: Path) -> dict[str, bytes]:
+    arrays = read_tensors(path, {n: s for n, s in read_tensor_header(path).tensors.items() if "/" not in n})
+    return {name: np.asarray(array).tobytes() for name, array in arrays.items()}
+
+
+def run_main(argv: list[str], capsys) -> str:
+    assert train.main(argv) == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def unbroken(tmp_path_factory) -> dict:
+    """The smoke run trained without a stop (evaluations at updates 2 and 4)."""
+    run_dir = tmp_path_factory.mktemp("unbroken") / "run"
+    process = subprocess.run(
+        [sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert process.returncode == 0, process.stderr[-2000:]
+    return outcome(run_dir, process.stdout.replace("python train.py", train.PROG))
+
+
+def stop_once(monkeypatch, name: str, when, after: bool = False) -> None:
+    """Make TrainingRun.<name> raise StoppedError the first time when(run, *args) holds (after doing its work, if
+    `after`)."""
+    original, fired = getattr(train.TrainingRun, name), []
+
+    def stopping(run, *args):
+        if fired or not when(run, *args):
+            return original(run, *args)
+        fired.append(True)
+        if after:
+            original(run, *args)
+        raise StoppedError(name)
+
+    monkeypatch.setattr(train.TrainingRun, name, stopping)
+
+
+POINTS = {  # where a run stops: (TrainingRun method, when, after the method's work)
+    "during the evaluation of update 2": ("evaluate", lambda run: run.progress.update == 2, False),
+    "after best.safetensors, before the save after the evaluation": (
+        "save_policy",
+        lambda run, path: Path(path).name == BEST and run.progress.update == 2,
+        True,
+    ),
+    "during the final evaluation": ("evaluate", lambda run: run.progress.update == 4, False),
+    "after the final save, before policy.safetensors": (
+        "save_policy",
+        lambda run, path: Path(path).name == POLICY,
+        False,
+    ),
+    "during update 3": ("update", lambda run, number: number == 3, False),
+}
+
+
+@pytest.mark.parametrize(
+    "point", [pytest.param(p, marks=[] if i == 0 else pytest.mark.slow) for i, p in enumerate(POINTS)]
+)
+def test_a_run_stopped_at_any_point_resumes_to_the_unbroken_run(unbroken, tmp_path, monkeypatch, capsys, point):
+    """Stopped at `point`, then resumed: everything the run writes equals the unbroken run's, whose history holds
+    each evaluation once."""
+    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
+    run_dir = tmp_path / "run"
+    name, when, after = POINTS[point]
+    with monkeypatch.context() as patch:
+        stop_once(patch, name, when, after)
+        with pytest.raises(StoppedError):
+            train.main([*SMOKE, "--run-dir", str(run_dir)])
+    closing = run_main(["--resume", str(run_dir), "--no-progress"], capsys)
+    assert outcome(run_dir, closing) == unbroken
+    assert [entry["update"] for entry in unbroken["history"]] == [2, 4]
+
+
+@pytest.mark.slow  # a dozen train.py processes killed at random moments (about a minute)
+def test_sigkill_at_random_moments_and_during_evaluations_resumes_to_the_unbroken_run(unbroken, tmp_path):
+    """SIGKILL at random moments of the smoke run, and just after each save that marks an evaluation due, until
+    the run finishes: its directory then holds what the unbroken run's does, and each kill's leftovers are gone."""
+    rng = np.random.default_rng(0)
+    run_dir, kills, during_evaluation = tmp_path / "run", 0, 0
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    while True:
+        fresh = not (run_dir / LAST).exists()
+        argv = (
+            [*SMOKE, "--run-dir", str(run_dir), "--overwrite"] if fresh else ["--resume", str(run_dir), "--no-progress"]
+        )
+        process = subprocess.Popen(
+            [sys.executable, "train.py", *argv],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if kills < 12:
+            targeted = kills % 2 == 1
+            deadline = time.monotonic() + (30 if targeted else rng.uniform(2.0, 9.0))
+            while time.monotonic() < deadline and process.poll() is None:
+                if targeted and _evaluation_due(run_dir):
+                    break
+                time.sleep(0.02)
+            if process.poll() is None:
+                during_evaluation += _evaluation_due(run_dir)
+                process.send_signal(signal.SIGKILL)
+                process.communicate()
+                kills += 1
+                continue
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-2000:]
+        break
+    assert kills >= 6 and during_evaluation >= 2, (kills, during_evaluation)
+    assert outcome(run_dir, out.replace("python train.py", train.PROG)) == unbroken
+    assert not [name for name in os.listdir(run_dir) if name.endswith(".tmp")]
+
+
+def _evaluation_due(run_dir: Path) -> bool:
+    """True if the run's last save marks an evaluation due (the run is between the two saves around it)."""
+    try:
+        return bool(read_tensor_header(run_dir / LAST).metadata["train"]["progress"]["evaluation_due"])
+    except (OSError, ValueError, KeyError):
+        return False
