@@ -18,9 +18,10 @@ from torch import nn
 
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.masked import sample_masked
-from hollywood_gin_env.agents.policy import build_policy, check_weights, expected_shapes
+from hollywood_gin_env.agents.policy import build_policy, expected_shapes
 from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_trainer.config import SelfPlayConfig
+from hollywood_gin_trainer.trainstate import check_weights
 
 SELF, GREEDY, EXPERT = -1, 0, 1
 FIRST_SNAPSHOT = 2

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.policy import save_checkpoint
+from hollywood_gin_env.agents.checkpoint import save_checkpoint
 from hollywood_gin_env.engine.threads import check_num_threads, set_default_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
@@ -47,6 +47,7 @@ from hollywood_gin_trainer.trainstate import (
     load_training,
     policy_metadata,
     restore_rng,
+    save_training_file,
 )
 from hollywood_gin_trainer.warmstart import clone, collect_teacher
 
@@ -278,8 +279,8 @@ class TrainingRun:
         self.started = True
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write last.pt atomically: a policy checkpoint (load_agent plays it) with the run's state inside."""
-        save_checkpoint(path, self.model.policy, self.policy_config, **{TRAIN_KEY: self.state_dict()})
+        """Write last.pt atomically: the run's state."""
+        save_training_file(path, {TRAIN_KEY: self.state_dict()})
 
     def close(self) -> None:
         """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""

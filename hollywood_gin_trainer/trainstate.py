@@ -1,13 +1,15 @@
-"""Training checkpoints: everything a run needs to continue exactly, in a file `load_agent` can also play.
+"""Training checkpoints: everything a run needs to continue exactly.
 
-`last.pt` is a policy checkpoint (hollywood_gin_env.agents.policy's format: "config" and "state_dict" of the policy)
-with one more key, "train": the run's config, counters, the whole actor-critic and optimizer, the opponent pool, the
-arena's matches (engine arrays, env counters, seats) and every random state (Python, numpy, torch, the trainer's
-generator). `hollywood_gin_trainer.run.TrainingRun.save` writes it atomically; it is read with `weights_only=True`.
+`last.pt` is a torch.save dict with one key, "train": the run's config, counters, the whole actor-critic and
+optimizer, the opponent pool, the arena's matches (engine arrays, env counters, seats) and every random state (Python,
+numpy, torch, the trainer's generator). `hollywood_gin_trainer.run.TrainingRun.save` writes it atomically; it is read
+with `weights_only=True` from a regular file of at most MAX_TRAINING_BYTES.
 """
 
 from __future__ import annotations
 
+import io
+import itertools
 import math
 import os
 import random
@@ -17,10 +19,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.policy import check_state_tensors, check_weights, read_checkpoint
+from hollywood_gin_env.support.atomic import atomic_write
+from hollywood_gin_env.support.userfiles import open_user_file
 from hollywood_gin_trainer.config import Config, config_from_dict
 
 TRAIN_KEY = "train"
+MAX_TRAINING_BYTES = 1 << 30  # larger files are refused before torch.load reads them
 #: An Adam parameter's saved state (amsgrad off, as the trainer builds it).
 ADAM_STATE_KEYS = {"step", "exp_avg", "exp_avg_sq"}
 #: Adam's hyperparameters that are numbers; every other key of a saved group must equal the run's own.
@@ -65,13 +69,31 @@ def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
         path = os.path.join(path, "last.pt")
         if not os.path.lexists(path):  # anything else there is named by read_checkpoint (a FIFO, a device, ...)
             raise FileNotFoundError(f"--resume: no last.pt in the run directory {os.path.dirname(path)}")
-    data = read_checkpoint(path)
-    train = data.get(TRAIN_KEY)
+    data = read_training_file(path)
+    train = data.get(TRAIN_KEY) if isinstance(data, dict) else None
     if not isinstance(train, dict) or "config" not in train:
         raise ValueError(
             f"{path} holds a policy but no training state (key {TRAIN_KEY!r}); resume from a run's last.pt"
         )
     return config_from_dict(train["config"]), train
+
+
+def save_training_file(path: str | os.PathLike, data: dict[str, Any]) -> None:
+    """Write a training state (torch.save) to path atomically."""
+    buffer = io.BytesIO()
+    torch.save(data, buffer)
+    atomic_write(path, buffer.getvalue())
+
+
+def read_training_file(path: str | os.PathLike) -> object:
+    """What a training state file holds (torch.load, weights_only); one-line errors for a file that is missing, not
+    a regular file of at most MAX_TRAINING_BYTES, or unreadable."""
+    with open_user_file(path, MAX_TRAINING_BYTES, "training state") as f:
+        try:
+            return torch.load(f, map_location="cpu", weights_only=True)
+        except Exception as error:  # torch raises many types for corrupt or unsafe files
+            detail = " ".join(str(error).split()) or type(error).__name__  # torch's messages span lines
+            raise ValueError(f"{path} is not a readable training state (torch.load failed: {detail})") from error
 
 
 def policy_metadata(config: Config, progress: Progress, commit: str) -> dict[str, Any]:
@@ -185,3 +207,53 @@ def _number_in(value: object, low: float, high: float, open_high: bool = False) 
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
     return low <= value < high if open_high else low <= value <= high
+
+
+def check_weights(state: object, expected: dict[str, tuple[int, ...]], where: str, fit: str = "the network") -> None:
+    """ValueError unless state holds exactly the expected parameter names and shapes, as dense, contiguous, finite
+    float tensors (`check_state_tensors`); the message names `where` and the first parameters that differ."""
+    check_state_tensors(state, where)
+    found = {name: tuple(t.shape) for name, t in state.items()}
+    if found != expected:
+        wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
+        raise ValueError(
+            f"{where} does not fit {fit}: parameters {wrong[:6]} "
+            f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}"
+        )
+    for name, t in state.items():
+        if not t.is_floating_point() or not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{where}: parameter {name!r} holds non-finite or non-float weights ({t.dtype})")
+
+
+def check_state_tensors(state: object, where: str) -> None:
+    """ValueError unless state maps names to dense contiguous tensors, each fitting its storage, none overlapping.
+
+    torch.load builds tensors of any shape and strides over the storages a file holds: one float expanded with
+    stride 0 has every shape, so shapes alone do not bound what reading the values costs.
+    """
+    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
+        raise ValueError(f"{where}: state_dict must map parameter names to tensors")
+    names = [name for name in state if not isinstance(name, str)]
+    if names:
+        raise ValueError(f"{where}: state_dict key {names[0]!r} is not a parameter name (a string)")
+    spans: dict[int, list[tuple[int, int, str]]] = {}
+    for name, t in state.items():
+        if t.layout != torch.strided or not t.is_contiguous():
+            raise ValueError(
+                f"{where}: parameter {name!r} is not a dense contiguous tensor (shape {tuple(t.shape)}, "
+                f"strides {t.stride()})"
+            )
+        storage, size = t.untyped_storage(), t.element_size()
+        start, end = t.storage_offset() * size, (t.storage_offset() + t.numel()) * size
+        if end > storage.nbytes():
+            raise ValueError(
+                f"{where}: parameter {name!r} declares {t.numel()} values, but its storage holds "
+                f"{storage.nbytes()} bytes"
+            )
+        if t.numel():
+            spans.setdefault(storage.data_ptr(), []).append((start, end, name))
+    for parts in spans.values():
+        parts.sort()
+        for (_, end, first), (start, _, second) in itertools.pairwise(parts):
+            if start < end:
+                raise ValueError(f"{where}: parameters {first!r} and {second!r} overlap in one storage")

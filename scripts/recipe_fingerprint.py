@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.policy import read_checkpoint
 from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_trainer.config import Config, load_config
 from hollywood_gin_trainer.run import TrainingRun
+from hollywood_gin_trainer.trainstate import read_training_file
 
 RECIPE = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
 #: The recipe's sizes, scaled down; every mechanism stays on.
@@ -135,7 +135,7 @@ def run_recipe(config: Config, run_dir: Path) -> dict[str, Any]:
         print(f"snapshot matches played: {int(run.pool.played.sum())}", file=sys.stderr)
     finally:
         run.close()
-    saved = read_checkpoint(last)["train"]
+    saved = read_training_file(last)["train"]
     return {"weights": saved["model"], "optimizer": saved["optimizer"], "losses": losses, "evaluations": evaluations}
 
 
