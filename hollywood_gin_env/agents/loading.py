@@ -1,7 +1,8 @@
 """`load_agent(spec)`: the agent a spec names: "random", "greedy", "expert", "bot" or "checkpoint:PATH".
 
-"bot" is the shipped bot, the checkpoint the package carries as data (hollywood_gin_env/data/hollywood-ppo.pt), found
-with `importlib.resources`, so it plays wherever the package is installed, whatever the working directory.
+"bot" is the shipped bot, the checkpoint the package carries as data
+(hollywood_gin_env/data/hollywood-ppo.safetensors), found with `importlib.resources`, so it plays wherever the
+package is installed, whatever the working directory.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hollywood_gin_env.support.streams import check_seed
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 BOT_NAME = "bot"
-BOT_FILE = "hollywood-ppo.pt"
+BOT_FILE = "hollywood-ppo.safetensors"
 
 
 def bot_path() -> Path:
@@ -47,7 +48,7 @@ def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: 
     is_bot = key.lower() == BOT_NAME
     if is_bot or key.lower().startswith(CHECKPOINT_PREFIX):
         try:
-            from hollywood_gin_env.agents.policy import load_checkpoint_agent  # imports torch
+            from hollywood_gin_env.agents.checkpoint import load_checkpoint_agent  # imports torch
         except ImportError as error:
             raise ValueError(
                 f"agent {key!r} needs torch, which is not installed ({error}): {install_hint('torch')}"

@@ -1,41 +1,28 @@
-"""The policy network (observation -> 107 logits), defined once, and the one checkpoint reader.
+"""The policy network (observation -> 107 logits), defined once, its config check, and its agent.
 
 `CardPolicy` ("cards") is a torso (fully connected layers over the observation: features) and a head (logits), so a
 trainer can put a value head on the same torso. The head gives per-card logits for the 52 discard and 52 knock
 actions (and a per-card score added to "take" for the face-up card) built from each card's own planes and those of
 its neighbours in its suit (two ranks either side), the other cards of its rank (sets) and the torso's summary of
 the match. One set of weights scores every card, so what is learnt about the 7 of hearts holds for the 7 of spades.
-With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand
-  (the observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`,
-  the network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
-  each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every
-  card's score and the torso read them. `lookahead_planes.network_inputs` makes those input rows on the CPU (numba),
-  called by whoever feeds the network (`PolicyAgent` on its own kernel threads); the forward pass is torch from
-  input to logits, so it runs on any device.
+With `take_features`, the draw/take/pass logits also see what taking the face-up card would do to the hand (the
+observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`, the
+network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
+each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every card's
+score and the torso read them. `lookahead_planes.network_inputs` makes those input rows on the CPU (numba), called by
+whoever feeds the network (`PolicyAgent` on its own kernel threads); the forward pass is torch from input to logits,
+so it runs on any device.
 
-A checkpoint is a plain dict saved with `torch.save` and read with `torch.load(path, map_location="cpu",
-weights_only=True)`, so loading never runs pickled code:
-
-    {"format": "hollywood-gin-policy", "version": 4,
-     "config": {"arch": "cards", "obs_size": 567, "num_actions": 107, "hidden_sizes": [256, 256],
-                "activation": "relu" | "tanh", "card_channels": 64, "take_features": False,
-                "lookahead_features": False, "deterministic": True},
-     "state_dict": {...}}
-
-A file of another format or version is refused by name. Extra top-level keys (training metadata) are allowed and
-kept. The config is checked against the state_dict's tensor shapes before any network is built,
-so a small file cannot ask for a huge allocation. This module imports torch; the rest of the package imports it
-only for "checkpoint:PATH" agents.
+`check_policy_config` checks a network config (bounded layers and parameters) and `expected_shapes` gives the
+tensors it needs without allocating them: agents/checkpoint.py reads checkpoints with them. This module imports
+torch; the rest of the package imports it only for "checkpoint:PATH" agents.
 """
 
 from __future__ import annotations
 
-import io
-import itertools
 import math
-import os
-import zipfile
-from typing import Any, BinaryIO
+import reprlib
+from typing import Any
 
 import numpy as np
 import torch
@@ -53,19 +40,12 @@ from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFE
 from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
-from hollywood_gin_env.support.atomic import atomic_write
-from hollywood_gin_env.support.userfiles import format_bytes, open_user_file
 
-CHECKPOINT_FORMAT = "hollywood-gin-policy"
-CHECKPOINT_VERSION = 4
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("cards",)
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
 MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
 MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float32; the shipped policy has 0.2M)
-MAX_CHECKPOINT_BYTES = 1 << 30  # larger files are refused before torch.load reads them
-#: zip records a checkpoint may hold (a training state's pool of snapshots has a few hundred)
-MAX_CHECKPOINT_RECORDS = 100_000
 #: What a key left out of a policy config means. This is not a training recipe: a trainer writes every key
 #: (`policy_config` of hollywood_gin_trainer/config.py, the shipped recipe's network).
 MISSING_KEY_MEANS: dict[str, Any] = {
@@ -80,6 +60,8 @@ MISSING_KEY_MEANS: dict[str, Any] = {
     "deterministic": True,
 }
 NUM_RANKS, NUM_SUITS = 13, 4
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 3  # nested lists cost maxlist ** maxlevel items at most
 #: The observation's leading blocks are 52-card planes (hand, face_up, ..., knock_discards).
 CARD_PLANES = OBS_LAYOUT["phase"][0] // NUM_CARDS
 FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (
@@ -206,50 +188,58 @@ def build_policy(config: dict[str, Any]) -> nn.Module:
     return CardPolicy(
         config["obs_size"],
         config["num_actions"],
-        [int(h) for h in config["hidden_sizes"]],
+        config["hidden_sizes"],
         config["activation"],
-        int(config["card_channels"]),
+        config["card_channels"],
         config["take_features"],
         config["lookahead_features"],
     )
 
 
-def check_policy_config(config: dict[str, Any], where: str = "config") -> dict[str, Any]:
-    """The config with defaults filled in; ValueError naming the field for anything malformed."""
+def check_policy_config(config: object, where: str = "config") -> dict[str, Any]:
+    """The config with defaults filled in; ValueError naming the field, its value and what is allowed otherwise."""
     if not isinstance(config, dict):
-        raise ValueError(f"{where}: the policy config must be a dict, got {type(config).__name__}")
-    unknown = sorted(set(config) - set(MISSING_KEY_MEANS))
+        raise ValueError(f"{where}: the policy config must be a mapping of keys, got {_shown(config)}")
+    unknown = sorted(map(str, set(config) - set(MISSING_KEY_MEANS)))
     if unknown:
-        raise ValueError(f"{where}: unknown policy config keys {unknown}; allowed: {sorted(MISSING_KEY_MEANS)}")
+        raise ValueError(f"{where}: unknown policy config keys {_shown(unknown)}; allowed: {sorted(MISSING_KEY_MEANS)}")
     full = {**MISSING_KEY_MEANS, **config}
-    if full["arch"] not in ARCHES:
-        raise ValueError(f"{where}: arch={full['arch']!r} is not one of {ARCHES}")
-    if full["activation"] not in ACTIVATIONS:
-        raise ValueError(f"{where}: activation={full['activation']!r} is not one of {tuple(ACTIVATIONS)}")
+    _check_choice(full, "arch", ARCHES, where)
+    _check_choice(full, "activation", tuple(ACTIVATIONS), where)
     for key in ("deterministic", "take_features", "lookahead_features"):
         if not isinstance(full[key], bool):
-            raise ValueError(f"{where}: {key}={full[key]!r} must be true or false (a bool)")
+            raise ValueError(f"{where}: {key}={_shown(full[key])} must be true or false (a bool)")
     hidden = full["hidden_sizes"]
-    if not isinstance(hidden, (list, tuple)) or not hidden or not all(_is_width(h) for h in hidden):
-        raise ValueError(f"{where}: hidden_sizes={hidden!r} must be a non-empty list of ints in 1..{MAX_WIDTH}")
-    if len(hidden) > MAX_LAYERS:
+    if not isinstance(hidden, list | tuple) or not 1 <= len(hidden) <= MAX_LAYERS or not all(map(_is_width, hidden)):
         raise ValueError(
-            f"{where}: hidden_sizes has {len(hidden)} layers; a policy has at most {MAX_LAYERS} hidden layers"
+            f"{where}: hidden_sizes={_shown(hidden)} must be a list of 1 to {MAX_LAYERS} ints in 1..{MAX_WIDTH}"
         )
     if not _is_width(full["card_channels"]):
-        raise ValueError(f"{where}: card_channels={full['card_channels']!r} must be an int in 1..{MAX_WIDTH}")
+        raise ValueError(f"{where}: card_channels={_shown(full['card_channels'])} must be an int in 1..{MAX_WIDTH}")
     for key, expected in (("obs_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
-        if full[key] != expected or isinstance(full[key], bool):
-            raise ValueError(f"{where}: {key}={full[key]!r}, but this engine has {key}={expected}")
-    full["hidden_sizes"] = [int(h) for h in hidden]
+        if type(full[key]) is not int or full[key] != expected:
+            raise ValueError(f"{where}: {key}={_shown(full[key])}, but this engine has {key}={expected} (an int)")
+    full["hidden_sizes"] = list(hidden)
     count = sum(math.prod(shape) for shape in expected_shapes(full).values())
     if count > MAX_PARAMETERS:
         raise ValueError(f"{where}: the network has {count:,} parameters; a policy has at most {MAX_PARAMETERS:,}")
     return full
 
 
+def _check_choice(config: dict[str, Any], key: str, allowed: tuple[str, ...], where: str) -> None:
+    if not isinstance(config[key], str) or config[key] not in allowed:
+        raise ValueError(f"{where}: {key}={_shown(config[key])} is not one of {allowed}")
+
+
 def _is_width(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_WIDTH
+    return type(value) is int and 1 <= value <= MAX_WIDTH
+
+
+def _shown(value: object, limit: int = 80) -> str:
+    """A value from a file as a message shows it: its repr, cut short (reprlib, then to `limit` characters), whatever
+    its size or depth."""
+    text = _SHORT_REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -302,147 +292,6 @@ class PolicyAgent(Agent):
 
     def _inputs(self, observations: np.ndarray) -> np.ndarray:
         return network_inputs(observations, self.policy.lookahead_features, self.threads)
-
-
-def save_checkpoint(path: str | os.PathLike, policy: nn.Module, config: dict[str, Any], **extra: Any) -> None:
-    """Save a policy and its config in the checkpoint format above, atomically (extra keys: plain data only)."""
-    full = check_policy_config(dict(config), where=str(path))
-    data = {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "config": full,
-        "state_dict": policy.state_dict(),
-        **extra,
-    }
-    buffer = io.BytesIO()
-    torch.save(data, buffer)
-    atomic_write(path, buffer.getvalue())
-
-
-def read_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """The raw checkpoint dict (weights_only); one-line errors for a missing path, anything but a regular file of at
-    most MAX_CHECKPOINT_BYTES, a zip whose records would inflate past the file's size, or an unreadable file."""
-    with open_user_file(path, MAX_CHECKPOINT_BYTES, "checkpoint file") as f:
-        check_zip_records(f, os.fstat(f.fileno()).st_size, str(path))
-        f.seek(0)
-        try:
-            data = torch.load(f, map_location="cpu", weights_only=True)
-        except Exception as error:  # torch raises many types for corrupt or unsafe files
-            detail = " ".join(str(error).split())  # torch's messages span lines
-            raise ValueError(f"{path} is not a readable checkpoint (torch.load failed: {detail})") from error
-    if not isinstance(data, dict) or "config" not in data or "state_dict" not in data:
-        found = sorted(map(str, data)) if isinstance(data, dict) else type(data).__name__
-        raise ValueError(
-            f"{path} is not a {CHECKPOINT_FORMAT} checkpoint: expected a dict with keys "
-            f"'config' and 'state_dict', found {found}"
-        )
-    return data
-
-
-def check_zip_records(file: BinaryIO, file_size: int, where: str) -> None:
-    """ValueError unless the zip's records declare at most `file_size` bytes uncompressed in all.
-
-    torch.save stores every record uncompressed, so its records never hold more than the file; torch.load inflates
-    a compressed record whole before any check, so a crafted 1 MB file could otherwise cost gigabytes. Only the
-    zip's central directory is read. A file that is not a zip (torch's legacy format) is left to torch.load, which
-    names the problem; a zip whose directory cannot be read here is refused, as its records could not be checked.
-    """
-    try:
-        records = zipfile.ZipFile(file).infolist()
-    except Exception as error:  # zipfile raises many types for a damaged directory
-        file.seek(0)
-        if file.read(2) == b"PK":
-            raise ValueError(f"{where} is not a readable checkpoint (its zip directory: {error})") from None
-        return
-    if len(records) > MAX_CHECKPOINT_RECORDS:
-        raise ValueError(
-            f"{where} holds {len(records):,} records; a checkpoint holds at most {MAX_CHECKPOINT_RECORDS:,}"
-        )
-    declared = sum(record.file_size for record in records)
-    if declared > file_size:
-        largest = max(records, key=lambda record: record.file_size)
-        raise ValueError(
-            f"{where}: its records declare {format_bytes(declared)} uncompressed (record {largest.filename!r}: "
-            f"{format_bytes(largest.file_size)}) in a file of {format_bytes(file_size)}; a checkpoint's records are "
-            "stored uncompressed, so at most the file's size (refused before inflating)"
-        )
-
-
-def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]:
-    """(policy, config) from a checkpoint file; a clear error if it is missing, unreadable or malformed."""
-    data = read_checkpoint(path)
-    if data.get("format", CHECKPOINT_FORMAT) != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path}: format={data['format']!r}, expected {CHECKPOINT_FORMAT!r}")
-    version = data.get("version")
-    if version != CHECKPOINT_VERSION or isinstance(version, bool):
-        raise ValueError(f"{path}: version={version!r} is not the one this library reads ({CHECKPOINT_VERSION})")
-    raw = data["config"]
-    config = check_policy_config(dict(raw) if isinstance(raw, dict) else raw, where=f"{path}: config")
-    state = data["state_dict"]
-    check_weights(state, expected_shapes(config), f"{path}: the state_dict", f"the config {config}")
-    policy = build_policy(config)
-    policy.load_state_dict(state)
-    return policy, config
-
-
-def check_weights(state: object, expected: dict[str, tuple[int, ...]], where: str, fit: str = "the network") -> None:
-    """ValueError unless state holds exactly the expected parameter names and shapes, as dense, contiguous, finite
-    float tensors (`check_state_tensors`); the message names `where` and the first parameters that differ."""
-    check_state_tensors(state, where)
-    found = {name: tuple(t.shape) for name, t in state.items()}
-    if found != expected:
-        wrong = sorted(k for k in set(expected) | set(found) if expected.get(k) != found.get(k))
-        raise ValueError(
-            f"{where} does not fit {fit}: parameters {wrong[:6]} "
-            f"expected {[expected.get(k) for k in wrong[:6]]}, found {[found.get(k) for k in wrong[:6]]}"
-        )
-    for name, t in state.items():
-        if not t.is_floating_point() or not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{where}: parameter {name!r} holds non-finite or non-float weights ({t.dtype})")
-
-
-def check_state_tensors(state: object, where: str) -> None:
-    """ValueError unless state maps names to dense contiguous tensors, each fitting its storage, none overlapping.
-
-    torch.load builds tensors of any shape and strides over the storages a file holds: one float expanded with
-    stride 0 has every shape, so shapes alone do not bound what reading the values costs.
-    """
-    if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise ValueError(f"{where}: state_dict must map parameter names to tensors")
-    names = [name for name in state if not isinstance(name, str)]
-    if names:
-        raise ValueError(f"{where}: state_dict key {names[0]!r} is not a parameter name (a string)")
-    spans: dict[int, list[tuple[int, int, str]]] = {}
-    for name, t in state.items():
-        if t.layout != torch.strided or not t.is_contiguous():
-            raise ValueError(
-                f"{where}: parameter {name!r} is not a dense contiguous tensor (shape {tuple(t.shape)}, "
-                f"strides {t.stride()})"
-            )
-        storage, size = t.untyped_storage(), t.element_size()
-        start, end = t.storage_offset() * size, (t.storage_offset() + t.numel()) * size
-        if end > storage.nbytes():
-            raise ValueError(
-                f"{where}: parameter {name!r} declares {t.numel()} values, but its storage holds "
-                f"{storage.nbytes()} bytes"
-            )
-        if t.numel():
-            spans.setdefault(storage.data_ptr(), []).append((start, end, name))
-    for parts in spans.values():
-        parts.sort()
-        for (_, end, first), (start, _, second) in itertools.pairwise(parts):
-            if start < end:
-                raise ValueError(f"{where}: parameters {first!r} and {second!r} overlap in one storage")
-
-
-def load_checkpoint_agent(
-    path: str | os.PathLike, seed: int | None = None, num_threads: int | None = None, name: str | None = None
-) -> PolicyAgent:
-    """The agent of a checkpoint file (named `name`, default "checkpoint:PATH"), its CPU kernels on `num_threads`
-    threads."""
-    policy, config = load_checkpoint(path)
-    name = f"checkpoint:{path}" if name is None else name
-    return PolicyAgent(policy, config["deterministic"], name=name, seed=seed, num_threads=num_threads)
 
 
 def parameter_count(policy: nn.Module) -> int:

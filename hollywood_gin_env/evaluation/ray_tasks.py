@@ -34,6 +34,7 @@ from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
 from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
+from hollywood_gin_env.support.tensorfile import MAX_FILE_BYTES
 from hollywood_gin_env.support.userfiles import read_user_file
 
 
@@ -47,7 +48,7 @@ def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int) ->
         agent = load_agent(spec, num_threads=num_threads)
     else:
         with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
-            path = os.path.join(folder, "checkpoint.pt")
+            path = os.path.join(folder, "checkpoint.safetensors")
             with open(path, "wb") as file:
                 file.write(blob)
             try:
@@ -74,10 +75,8 @@ def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) 
 
 def _put_checkpoint(spec: str) -> ray.ObjectRef:
     """A checkpoint file's bytes in the object store (read once; the workers validate them as they load)."""
-    from hollywood_gin_env.agents.policy import MAX_CHECKPOINT_BYTES  # checkpoint agents need torch anyway
-
     path = spec.strip()[len(CHECKPOINT_PREFIX) :]
-    return ray.put(read_user_file(path, MAX_CHECKPOINT_BYTES, "checkpoint file"))  # the one bounded reader
+    return ray.put(read_user_file(path, MAX_FILE_BYTES, "checkpoint file"))  # a regular file, bounded
 
 
 def _check_specs(job: ChunkJob, schedule: Schedule) -> None:

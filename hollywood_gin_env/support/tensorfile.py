@@ -85,61 +85,64 @@ def write_tensor_file(path: str | os.PathLike, tensors: Mapping[str, np.ndarray]
     atomic_write(path, data)
 
 
-def read_tensor_header(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> TensorHeader:
+def read_tensor_header(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str = "tensor file") -> TensorHeader:
     """The header of the tensor file at path (at most `limit` bytes), checked as the module docstring says; reads
-    nothing past the header."""
-    with _open(path, limit) as f:
-        return _read_header(f, path)[0]
+    nothing past the header. `what` names the file in messages ("checkpoint file")."""
+    try:
+        f = open_user_file(path, limit, what)
+    except UserFileError as error:
+        raise TensorFileError(str(error)) from None
+    with f:
+        return _read_header(f, path)
 
 
 def read_tensors(
     path: str | os.PathLike,
     expected: Mapping[str, Spec],
     optional: Collection[str] = (),
+    unread_prefix: str | None = None,
     limit: int = MAX_FILE_BYTES,
+    what: str = "tensor file",
 ) -> dict[str, np.ndarray]:
     """The tensors of the file at path, which must be exactly those `expected` declares (name -> (numpy dtype name,
-    shape)) but those named in `optional`, which may be absent; each is checked before it is read."""
-    with _open(path, limit) as f:
-        header, _ = _read_header(f, path)
-        _check_expected(path, header.tensors, expected, optional)
-        try:
-            with safetensors.safe_open(path, framework="np") as reader:
-                return {name: _get(reader, name, expected[name], path) for name in header.tensors}
-        except safetensors.SafetensorError as error:
-            raise TensorFileError(f"{shown(path)}: not a readable safetensors file ({error})") from None
-
-
-def _open(path: str | os.PathLike, limit: int) -> BinaryIO:
+    shape)) but those named in `optional`, which may be absent, and those whose names start with `unread_prefix`,
+    which are left unread; each is checked before it is read."""
+    found = read_tensor_header(path, limit, what).tensors
+    if unread_prefix is not None:
+        found = {name: spec for name, spec in found.items() if not name.startswith(unread_prefix)}
+    _check_expected(path, found, expected, optional)
     try:
-        return open_user_file(path, limit, "tensor file")
-    except UserFileError as error:
-        raise TensorFileError(str(error)) from None
+        with safetensors.safe_open(path, framework="np") as reader:
+            return {name: _get(reader, name, expected[name], path) for name in found}
+    except safetensors.SafetensorError as error:
+        raise TensorFileError(f"{shown(path)}: not a readable safetensors file ({error})") from None
 
 
-def _read_header(f: BinaryIO, path: str | os.PathLike) -> tuple[TensorHeader, int]:
-    """(header, the data's offset in the file) of the opened file f."""
+def _read_header(f: BinaryIO, path: str | os.PathLike) -> TensorHeader:
+    """The header of the opened file f."""
     size = os.fstat(f.fileno()).st_size
-    prefix = f.read(8)
-    for magic, kind in _OTHER_FORMATS:
-        if prefix.startswith(magic):
+    prefix = f.read(9)
+    if prefix[8:] != b"{":  # a safetensors header is a JSON object after the 8-byte length
+        kind = next((kind for magic, kind in _OTHER_FORMATS if prefix.startswith(magic)), None)
+        if kind is not None:
             raise NotSafetensorsError(f"{shown(path)} is {kind} (torch.save's format?), not a safetensors file")
-    if len(prefix) < 8:
-        raise TensorFileError(f"{shown(path)} holds {size} bytes; a safetensors file starts with an 8-byte length")
-    length = int.from_bytes(prefix, "little")
+        raise TensorFileError(
+            f"{shown(path)} holds {size} bytes that do not start as a safetensors file does (8 bytes of length, '{{')"
+        )
+    length = int.from_bytes(prefix[:8], "little")
     if not 2 <= length <= min(MAX_HEADER_BYTES, size - 8):
         raise TensorFileError(
             f"{shown(path)} declares a header of {length:,} bytes in a file of {size:,}; a header is at most "
             f"{format_bytes(MAX_HEADER_BYTES)} and inside the file"
         )
-    raw = _check_json(f.read(length), 3, path, "header")
+    raw = _check_json(b"{" + f.read(length - 1), 3, path, "header")
     if not isinstance(raw, dict):
         raise TensorFileError(f"{shown(path)}: the header is not a JSON object")
     metadata = _metadata(raw.pop("__metadata__", {}), path)
     entries = {name: _entry(name, entry, path) for name, entry in raw.items()}
     _check_tiling(path, entries, size - 8 - length)
     tensors = {name: (dtype, shape) for name, (dtype, shape, _) in entries.items()}
-    return TensorHeader(metadata, tensors), 8 + length
+    return TensorHeader(metadata, tensors)
 
 
 def _check_json(text: bytes, depth: int, path: str | os.PathLike, what: str) -> Any:
@@ -215,9 +218,9 @@ def _check_expected(
     if missing or extra:
         problem = f"missing {_names(missing)}" if missing else f"unexpected {_names(extra)}"
         raise TensorFileError(f"{shown(path)}: tensors {problem}; expected {_names(sorted(expected))}")
-    for name, spec in found.items():
-        if spec != tuple(expected[name]):
-            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {_spec(spec)}; expected {_spec(expected[name])}")
+    for name, spec in expected.items():  # in the caller's order: a network's first layer first
+        if name in found and found[name] != tuple(spec):
+            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {_spec(found[name])}; expected {_spec(spec)}")
 
 
 def _get(reader: Any, name: str, spec: Spec, path: str | os.PathLike) -> np.ndarray:

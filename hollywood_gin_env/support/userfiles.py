@@ -57,7 +57,7 @@ def check_user_file(path: str | os.PathLike, info: os.stat_result, limit: int, w
         raise UserFileError(f"{what} {shown(path)} is {kind}, not a regular file; give the path of a regular file")
     if info.st_size > limit:
         raise UserFileError(
-            f"{what} {shown(path)} is {format_bytes(info.st_size)}; a {what} is at most {format_bytes(limit)} "
+            f"{what} {shown(path)} is {info.st_size:,} bytes; a {what} is at most {format_bytes(limit)} "
             "(refused unread)"
         )
 

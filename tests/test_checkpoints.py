@@ -1,0 +1,349 @@
+"""Policy checkpoints (safetensors): a policy round-trips and plays legally; a file from anyone is refused in one line
+naming the file and the problem, before more memory than its network needs is allocated: a malformed config (each
+field, `obs_size=567.0` too), tensors that do not fit the network the config names, non-finite weights, a damaged,
+oversized or hostile file (a header declaring huge tensors, a header length of 2**63, metadata nested 10,000 deep, a
+zip bomb renamed, an old torch.save file, an empty file), a device, a FIFO or a directory. A policy saved with
+torch.save converts to the same moves."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hollywood_gin_env.agents import load_agent  # noqa: E402
+from hollywood_gin_env.agents.checkpoint import (  # noqa: E402
+    CHECKPOINT_VERSION,
+    load_checkpoint,
+    read_checkpoint_metadata,
+    save_checkpoint,
+)
+from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes  # noqa: E402
+from hollywood_gin_env.agents.policy import (  # noqa: E402
+    MAX_LAYERS,
+    MAX_PARAMETERS,
+    CardPolicy,
+    build_policy,
+    check_policy_config,
+    expected_shapes,
+)
+from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
+from hollywood_gin_env.rules.actions import NUM_ACTIONS  # noqa: E402
+from hollywood_gin_env.support.tensorfile import MAX_FILE_BYTES, METADATA_KEY, write_tensor_file  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = {"arch": "cards", "hidden_sizes": [16], "card_channels": 4}
+#: a process that only fails to load hostile files stays under this peak RSS (torch imported: about 350 MB)
+PEAK_RSS_MB = 600
+
+
+def _valid():
+    config = check_policy_config(SMALL)
+    torch.manual_seed(0)
+    return config, build_policy(config)
+
+
+def _weights(policy) -> dict[str, np.ndarray]:
+    return {name: t.numpy() for name, t in policy.state_dict().items()}
+
+
+def test_a_policy_round_trips_and_plays_legally(tmp_path):
+    """A saved policy loads with the same config and logits and what it records, and its agent plays legally."""
+    config, policy = _valid()
+    path = tmp_path / "policy.safetensors"
+    save_checkpoint(path, policy, config, training={"commit": "abc", "updates": 3})
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config == config and type(loaded) is type(policy)
+    assert read_checkpoint_metadata(path)["training"] == {"commit": "abc", "updates": 3}
+    obs = torch.rand(64, OBS_SIZE)
+    assert torch.equal(loaded(obs), policy(obs))
+    agent = load_agent(f"checkpoint:{path}")
+    masks = (np.random.default_rng(0).random((64, NUM_ACTIONS)) < 0.1).astype(np.int8)
+    masks[:, 0] = 1
+    actions = agent.act(obs.numpy(), masks)
+    assert masks[np.arange(64), actions].all()
+    sampler = load_agent(f"checkpoint:{path}", seed=1)
+    sampler.deterministic = False
+    assert masks[np.arange(64), sampler.act(obs.numpy(), masks)].all()
+
+
+def test_a_training_state_rides_along_unread_by_the_policy_loader(tmp_path):
+    """Tensors under EXTRA_PREFIX (a run's state) leave the file a playable policy; any other extra tensor does not
+    fit the network and is refused by name."""
+    config, policy = _valid()
+    path = tmp_path / "last.safetensors"
+    save_checkpoint(path, policy, config, {"optimizer.exp_avg": np.ones((3, 4), np.float32)})
+    assert load_checkpoint(path)[1] == config
+    metadata = {"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": config}
+    write_tensor_file(path, {**_weights(policy), "stray": np.ones(2, np.float32)}, metadata)
+    with pytest.raises(ValueError, match="tensors unexpected 'stray'"):
+        load_checkpoint(path)
+    with pytest.raises(ValueError, match=r"metadata keys \['format'\] are the checkpoint's own"):
+        save_checkpoint(path, policy, config, format="mine")
+
+
+def test_a_policy_agents_probabilities_are_its_masked_softmax_and_its_argmax_is_its_action(tmp_path):
+    """PolicyAgent.probabilities: each row sums to 1 over the legal actions, is exactly 0 on the others, and its
+    most likely action is the one the deterministic agent plays; a batch of the wrong shape is refused."""
+    config, policy = _valid()
+    path = tmp_path / "policy.safetensors"
+    save_checkpoint(path, policy, config)
+    agent = load_agent(f"checkpoint:{path}")
+    obs = np.random.default_rng(1).random((32, OBS_SIZE)).astype(np.float32)
+    masks = (np.random.default_rng(2).random((32, NUM_ACTIONS)) < 0.2).astype(np.int8)
+    masks[:, 3] = 1
+    probs = agent.probabilities(obs, masks)
+    assert probs.shape == (32, NUM_ACTIONS)
+    assert np.allclose(probs.sum(axis=1), 1.0, atol=1e-5) and (probs[masks == 0] == 0).all()
+    assert np.array_equal(probs.argmax(axis=1), agent.act(obs, masks))
+    with pytest.raises(ValueError, match="action_masks must have shape"):
+        agent.probabilities(obs, masks[:5])
+
+
+def test_a_lookahead_policy_reads_the_lookahead_inputs_and_round_trips(tmp_path):
+    config = check_policy_config({**SMALL, "take_features": True, "lookahead_features": True})
+    torch.manual_seed(0)
+    policy = build_policy(config)
+    path = tmp_path / "policy.safetensors"
+    save_checkpoint(path, policy, config)
+    loaded, loaded_config = load_checkpoint(path)
+    assert loaded_config["lookahead_features"] is True and loaded.input_size == OBS_SIZE + LOOKAHEAD_SIZE
+    env = SelfPlayVectorEnv(32)
+    obs, _ = env.reset(seed=3)
+    agent = load_agent(f"checkpoint:{path}")
+    for _ in range(40):  # real positions of every phase, played by the loaded agent
+        inputs = loaded.prepare(obs["observation"])
+        assert inputs.shape == (32, OBS_SIZE + LOOKAHEAD_SIZE)
+        assert np.array_equal(inputs[:, OBS_SIZE:], lookahead_planes(obs["observation"]))
+        assert torch.equal(loaded(torch.from_numpy(inputs)), policy(torch.from_numpy(inputs)))
+        actions = agent.act(obs["observation"], obs["action_mask"])
+        assert obs["action_mask"][np.arange(32), actions].all()
+        obs, *_ = env.step(actions)
+    # the per-card scores read the lookahead planes: changing them alone changes the discard logits
+    changed = inputs.copy()
+    changed[:, OBS_SIZE : OBS_SIZE + 52] += 1.0
+    before, after = policy(torch.from_numpy(inputs)), policy(torch.from_numpy(changed))
+    assert not torch.allclose(before[:, 3:55], after[:, 3:55])
+
+
+def test_card_policy_scores_every_card_with_the_same_weights():
+    torch.manual_seed(0)
+    policy = CardPolicy(OBS_SIZE, NUM_ACTIONS, [16], "relu", 8)
+    obs = torch.zeros(1, OBS_SIZE)
+    # the same card situation in two suits (7H alone, 7S alone in hand) gives the same discard logit
+    seven_hearts, seven_spades = 2 * 13 + 6, 3 * 13 + 6
+    a, b = obs.clone(), obs.clone()
+    a[0, seven_hearts] = 1.0
+    b[0, seven_spades] = 1.0
+    # suits only differ in the torso's view; with equal torso features the per-card scores must match
+    features = policy.features(a)
+    logits_a, logits_b = policy.head(a, features), policy.head(b, features)
+    assert torch.allclose(logits_a[0, 3 + seven_hearts], logits_b[0, 3 + seven_spades])
+
+
+def _tampered(path, config_changes=(), metadata_changes=(), tensor_changes=()):
+    """A checkpoint of the small policy with config keys, metadata keys or tensors changed (None: removed)."""
+    config, policy = _valid()
+    metadata = {"format": "hollywood-gin-policy", "version": CHECKPOINT_VERSION, "config": {**config}}
+    metadata["config"].update(dict(config_changes))
+    metadata.update(dict(metadata_changes))
+    tensors = {**_weights(policy), **dict(tensor_changes)}
+    write_tensor_file(path, {k: v for k, v in tensors.items() if v is not None}, metadata)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"config_changes": {"hidden_sizes": [400000]}}, "hidden_sizes=[400000] must be a list of 1 to 8 ints in"),
+        ({"config_changes": {"hidden_sizes": [8192] * 40}}, f"a list of 1 to {MAX_LAYERS} ints"),
+        ({"config_changes": {"hidden_sizes": [8192] * 3}}, f"a policy has at most {MAX_PARAMETERS:,}"),
+        ({"config_changes": {"hidden_sizes": "16"}}, "hidden_sizes='16'"),
+        ({"config_changes": {"deterministic": "false"}}, "deterministic='false' must be true or false"),
+        ({"config_changes": {"lookahead_features": 1}}, "lookahead_features=1 must be true or false"),
+        ({"config_changes": {"activation": "gelu"}}, "activation='gelu' is not one of ('relu', 'tanh')"),
+        (
+            {"config_changes": {"arch": [[[[["cards"] * 10] * 10] * 10] * 10] * 10}},
+            "arch=[[[[...], [...], [...], [...], [...], [...], ...], [[...], [...], [...], [...... is not one of",
+        ),
+        ({"config_changes": {"obs_size": 500}}, "obs_size=500, but this engine has obs_size=567"),
+        ({"config_changes": {"obs_size": 567.0}}, "obs_size=567.0, but this engine has obs_size=567 (an int)"),
+        ({"config_changes": {"colour": "red"}}, "unknown policy config keys ['colour']"),
+        ({"config_changes": {"hidden_sizes": [32]}}, "tensor 'torso.0.weight' is float32 (16, 567); expected float32"),
+        ({"metadata_changes": {"format": "something-else"}}, "no format 'hollywood-gin-policy'"),
+        ({"metadata_changes": {"version": 4}}, "version 4 is not the one this library reads (5)"),
+        ({"metadata_changes": {"config": [1, 2]}}, "the policy config must be a mapping of keys, got [1, 2]"),
+        ({"tensor_changes": {"torso.0.bias": None}}, "tensors missing 'torso.0.bias'"),
+        ({"tensor_changes": {"torso.0.bias": np.zeros(16, np.int32)}}, "'torso.0.bias' is int32 (16,); expected"),
+        ({"tensor_changes": {"torso.0.bias": np.full(16, np.nan, np.float32)}}, "'torso.0.bias' holds non-finite"),
+    ],
+)
+def test_a_malformed_checkpoint_names_the_file_the_field_and_what_is_allowed(tmp_path, changes, message):
+    path = _tampered(tmp_path / "bad.safetensors", **changes)
+    with pytest.raises(ValueError) as error:
+        load_agent(f"checkpoint:{path}")
+    assert message in str(error.value) and str(path) in str(error.value) and "\n" not in str(error.value)
+    assert len(str(error.value)) < 500
+
+
+def test_config_bounds_name_the_limits():
+    check_policy_config({"hidden_sizes": [4] * MAX_LAYERS})
+    full = check_policy_config({"hidden_sizes": [2048, 2048], "card_channels": 256})
+    assert sum(torch.Size(s).numel() for s in expected_shapes(full).values()) <= MAX_PARAMETERS
+
+
+def _safetensors(header: dict, data: bytes = b"") -> bytes:
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def _zip_bomb() -> bytes:
+    """A 2 MB zip whose one record inflates to 2 GiB (what torch.load would inflate before any check)."""
+    data = io.BytesIO()
+    with (
+        zipfile.ZipFile(data, "w", compression=zipfile.ZIP_DEFLATED) as bomb,
+        bomb.open("archive/data/0", "w", force_zip64=True) as out,
+    ):
+        chunk = bytes(1 << 20)
+        for _ in range(2048):
+            out.write(chunk)
+    return data.getvalue()
+
+
+def _old_policy(path) -> Path:
+    """A policy saved with torch.save, as version 4 wrote it."""
+    config, policy = _valid()
+    data = {"format": "hollywood-gin-policy", "version": 4, "config": config, "state_dict": policy.state_dict()}
+    torch.save({**data, "training": {"commit": "abc"}}, path)
+    return path
+
+
+#: name -> (the file's bytes, or a callable writing it to a path; what its one-line error says)
+HOSTILE = {
+    "header declaring 4 TiB of tensors": (
+        _safetensors({"w": {"dtype": "F32", "shape": [1 << 20, 1 << 20], "data_offsets": [0, 4 << 40]}}),
+        "the tensors declare 4,398,046,511,104 bytes of data; the file holds 0 after its header",
+    ),
+    "header length 2**63": (
+        struct.pack("<Q", 1 << 63) + b"{}",
+        "declares a header of 9,223,372,036,854,775,808 bytes in a file of 10; a header is at most 8.0 MiB",
+    ),
+    "metadata nested 10,000 deep": (
+        _safetensors({"__metadata__": {METADATA_KEY: "[" * 10_000 + "]" * 10_000}}),
+        "the metadata nests 10000 deep; at most 32 is read",
+    ),
+    "metadata filling the header": (
+        _safetensors({"__metadata__": {METADATA_KEY: '{"a": [' + ",".join(["[]"] * 2_700_000) + "]}"}}),
+        "is not a policy checkpoint: its metadata has no format 'hollywood-gin-policy'",
+    ),
+    "2 MB zip bomb renamed": (_zip_bomb(), "is a zip archive (torch.save's format?), not a safetensors file"),
+    "old torch.save policy": (_old_policy, "not a safetensors file; convert a policy saved with torch.save: python"),
+    "empty file": (b"", "holds 0 bytes that do not start as a safetensors file does"),
+    "truncated checkpoint": (
+        lambda path: path.write_bytes(_tampered(path).read_bytes()[:-100]),
+        "the file holds",
+    ),
+}
+
+CHILD = textwrap.dedent(
+    """
+    import json, resource, sys
+    from hollywood_gin_env.agents import load_agent
+    for path in sys.argv[1:]:
+        try:
+            load_agent("checkpoint:" + path)
+            error = None
+        except ValueError as e:
+            error = str(e)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps({"path": path, "error": error, "peak_mb": peak}))
+    """
+)
+
+
+def test_hostile_files_are_one_line_errors_in_bounded_memory(tmp_path):
+    """Every hostile file above, loaded in one child: each refused in one line naming the file, the child's peak
+    RSS under PEAK_RSS_MB throughout."""
+    paths = []
+    for k, (content, _) in enumerate(HOSTILE.values()):
+        path = tmp_path / f"hostile-{k}.safetensors"
+        if callable(content):
+            content(path)
+        else:
+            path.write_bytes(content)
+        paths.append(str(path))
+    assert os.path.getsize(paths[list(HOSTILE).index("2 MB zip bomb renamed")]) < 3 << 20
+    child = subprocess.run([sys.executable, "-c", CHILD, *paths], capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    results = [json.loads(line) for line in child.stdout.splitlines()]
+    for (name, (_, message)), result in zip(HOSTILE.items(), results, strict=True):
+        error = result["error"]
+        assert error is not None and message in error and result["path"] in error, (name, error)
+        assert "\n" not in error and len(error) < 400, (name, error)
+        assert result["peak_mb"] < PEAK_RSS_MB, (name, result)
+
+
+def test_files_over_the_size_bound_are_refused_unread(tmp_path):
+    path = tmp_path / "huge.safetensors"
+    with open(path, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: nothing is written
+    with pytest.raises(
+        ValueError, match=r"is 1,073,741,825 bytes; a checkpoint file is at most 1.0 GiB \(refused unread\)"
+    ):
+        load_agent(f"checkpoint:{path}")
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "directory", "missing"])
+def test_a_checkpoint_that_is_not_a_regular_file_is_named_without_waiting(tmp_path, kind):
+    """/dev/zero never ends, a FIFO waits for a writer: each is refused at once, by kind."""
+    path = {"device": "/dev/zero", "directory": str(tmp_path), "missing": str(tmp_path / "nope.safetensors")}.get(
+        kind, str(tmp_path / "pipe")
+    )
+    if kind == "fifo":
+        os.mkfifo(path)
+    outcome: list = []
+    thread = threading.Thread(target=lambda: outcome.append(_error_of(path)), daemon=True)
+    thread.start()
+    thread.join(20)
+    if thread.is_alive():  # unblock the reader before failing: a writer that closes at once
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"reading a {kind} as a checkpoint waited")
+    expected = {"device": "is a character device", "fifo": "is a FIFO", "directory": "is a directory"}
+    assert path in outcome[0] and expected.get(kind, "checkpoint file not found") in outcome[0]
+
+
+def _error_of(path: str) -> str:
+    try:
+        load_agent(f"checkpoint:{path}")
+    except (ValueError, OSError) as error:
+        return str(error)
+    return "loaded"
+
+
+def test_a_torch_save_policy_converts_to_the_same_moves(tmp_path):
+    """scripts/convert_checkpoint.py: the weights copied exactly, the training record kept; a run's state is not a
+    policy file of version 4 and is refused."""
+    old, new = _old_policy(tmp_path / "old.pt"), tmp_path / "new.safetensors"
+    command = [sys.executable, "scripts/convert_checkpoint.py", str(old), str(new)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == f"wrote {new}", done.stderr
+    policy, config = load_checkpoint(new)
+    state = torch.load(old, weights_only=True)["state_dict"]
+    assert all(torch.equal(policy.state_dict()[name], tensor) for name, tensor in state.items())
+    assert read_checkpoint_metadata(new)["training"] == {"commit": "abc"}
+    torch.save({"format": "hollywood-gin-policy", "version": 3, "config": config, "state_dict": state}, old)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "reads format 'hollywood-gin-policy' version 4 only" in done.stderr
