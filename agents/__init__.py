@@ -1,5 +1,5 @@
 """The repository's `agents/` folder: an alias of the trainer, which is the installed package `hollywood_gin_trainer`
-(arena, config, forward, main, pool, ppo, privileged, rollout, run, rundir, tblog, trainstate, warmstart, workers):
+(arena, config, forward, main, options, pool, ppo, privileged, run, rundir, trainstate, warmstart, workers):
 a top-level `agents` package in a wheel would shadow others of that name. `agents.run` (an attribute) is
 `hollywood_gin_trainer.run`, loaded on first use; import the trainer's modules by their own name."""
 

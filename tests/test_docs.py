@@ -2,6 +2,7 @@
 config (hollywood_gin_trainer/config.py)."""
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -46,10 +47,10 @@ def _config_tables(text: str) -> dict[str, dict[str, str]]:
 @pytest.mark.nojit
 def test_training_doc_lists_every_config_key_with_its_defaults():
     """docs/TRAINING.md has one row per config field, with its default (the recipe: configs/default.toml)."""
-    from hollywood_gin_trainer.config import SECTIONS, Config, _toml_value, load_config
+    from hollywood_gin_trainer.config import SECTIONS, Config, load_config
 
-    def shown(value: object) -> str:
-        return f"`{_toml_value(value)}`"
+    def shown(value: object) -> str:  # TOML's form of the value (JSON's, for these types), None as Python's
+        return "`None`" if value is None else f"`{json.dumps(value)}`"
 
     tables = _config_tables(TRAINING.read_text(encoding="utf-8"))
     assert set(tables) == set(SECTIONS) | {"rules"}, "one table per [section] of hollywood_gin_trainer/config.py"

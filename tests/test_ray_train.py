@@ -14,14 +14,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
 from hollywood_gin_env.evaluation.evaluate import without_timing
+from hollywood_gin_env.support.tensorfile import read_tensor_header
 from hollywood_gin_trainer.config import load_config
-from hollywood_gin_trainer.pool import FIRST_SNAPSHOT
+from hollywood_gin_trainer.pool import Opponent
 from hollywood_gin_trainer.run import TrainingRun
-from hollywood_gin_trainer.trainstate import load_training
 from hollywood_gin_trainer.workers import RolloutWorker, WorkerError, shares, worker_streams
 from tests.ray_fixtures import command_line, in_session
 from tests.subprocess_signals import default_sigint
@@ -44,9 +45,7 @@ def two_worker_run() -> TrainingRun:
 def train(run: TrainingRun, until: int) -> None:
     """train.py's loop (less evaluation and logging) up to update `until`."""
     for update in range(run.progress.update + 1, until + 1):
-        _, ent_coef = run.schedule(update)
-        run.learn(run.collect(), ent_coef)
-        run.progress.update = update
+        run.update(update)
         run.snapshot(update)
 
 
@@ -67,7 +66,8 @@ def reference(ray_sessions):
     train(run, 2)
     after_two = weights(run)
     train(run, UPDATES)
-    opponents = torch.cat([worker["arena"]["opponent"] for worker in run.arena.state_dict()["workers"]])
+    arrays, _ = run.arena.state()
+    opponents = np.concatenate([arrays[f"{k}.kind"] for k in range(2)])
     result = {
         2: after_two,
         UPDATES: weights(run),
@@ -92,7 +92,7 @@ def test_one_worker_trains_in_process_without_importing_ray(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (tmp_path / "policy.pt").is_file() and "done: 1 updates" in done.stdout
+    assert (tmp_path / "policy.safetensors").is_file() and "done: 1 updates" in done.stdout
 
 
 def test_the_workers_share_the_matches_and_own_seeded_streams():
@@ -124,20 +124,20 @@ def test_a_worker_refuses_a_saved_state_that_does_not_fit_it():
     first, second = RolloutWorker(config, 0, 0, 8), RolloutWorker(config, 1, 8, 7)
     first.reset(0)
     second.reset(0)
-    before = second.state_dict()
-    with pytest.raises(ValueError, match=r"arena.opponent: expected an int64 tensor of shape \(7,\)"):
-        second.load_state_dict(first.state_dict(), second.pool.state_dict())
-    streams = {**before, "numpy": {"bit_generator": "MT19937"}}
+    arrays, data = second.state()
     with pytest.raises(ValueError, match=r"rollout worker 1's saved random streams do not fit: .*PCG64"):
-        second.load_state_dict(streams, second.pool.state_dict())
-    after = second.state_dict()
-    assert after["numpy"] == before["numpy"] and torch.equal(after["generator"], before["generator"])
+        second.load_state(arrays, {**data, "numpy": {"bit_generator": "MT19937"}}, second.pool.contents())
+    other, _ = first.state()
+    with pytest.raises(ValueError, match=r"engine state field"):
+        second.load_state(other, data, second.pool.contents())  # 8 matches' arrays for a worker of 7
+    after, after_data = second.state()
+    assert after_data["numpy"] == data["numpy"] and (after["generator"] == arrays["generator"]).all()
 
 
 def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
     with pytest.raises(ValueError, match=r"train.workers=17 is more than env.num_envs=16"):
         load_config(SMOKE, ["train.workers=17"])
-    with pytest.raises(ValueError, match=r"train.workers=0 is out of range: allowed 1 <= value <= 256"):
+    with pytest.raises(ValueError, match=r"train.workers=0 is not allowed: input should be greater than or equal to 1"):
         load_config(SMOKE, ["train.workers=0"])
     with pytest.raises(ValueError, match=r"--ray-address 10.0.0.1:6379: train.workers is 1"):
         TrainingRun.create(load_config(SMOKE), ray_address="10.0.0.1:6379")
@@ -148,13 +148,13 @@ def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
 
 def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(ray_local, reference, tmp_path):
     """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does."""
-    assert reference["pool"] == 2 and (reference["opponents"] >= FIRST_SNAPSHOT).any(), "a snapshot was drawn"
+    assert reference["pool"] == 2 and (reference["opponents"] == Opponent.SNAPSHOT).any(), "a snapshot was drawn"
     run = two_worker_run()
     train(run, 2)
     assert_equal_weights(weights(run), reference[2])
-    run.save(tmp_path / "last.pt")
+    run.save(tmp_path / "last.safetensors")
     run.close()
-    resumed = TrainingRun.resume(tmp_path / "last.pt")
+    resumed = TrainingRun.resume(tmp_path / "last.safetensors")
     assert len(resumed.arena.where()) == 2
     train(resumed, UPDATES)
     assert_equal_weights(weights(resumed), reference[UPDATES])
@@ -179,27 +179,28 @@ def test_evaluation_on_the_workers_equals_evaluation_in_one_process(ray_local):
         assert without_timing(remote[name]) == without_timing(local[name]) and remote[name]["matches"] == 40
 
 
-def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_last_pt_loads(ray_local, tmp_path):
+def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_its_state_loads(ray_local, tmp_path):
     import ray
 
     run = two_worker_run()
     train(run, 1)
-    run.save(tmp_path / "last.pt")
-    with pytest.raises(ValueError, match=r"the saved run has 1 rollout workers' states; train.workers = 2"):
-        run.arena.load_state_dict({"workers": [{}]})
+    run.save(tmp_path / "last.safetensors")
+    with pytest.raises(ValueError, match=r"arena.workers: the state of 2 rollout workers"):
+        run.arena.load_state({}, {"workers": [{}]})
     run.arena.timeout = 1e-3
     with pytest.raises(WorkerError, match=r"rollout worker 0 of 2: no answer to collect within 0.001 s \(a stuck"):
-        run.collect()
+        run.update(2)
     run.arena.timeout = 60.0
     ray.kill(run.arena.workers[1])
     with pytest.raises(WorkerError, match=r"^rollout worker 1 of 2 died during collect \(\w+\); the run stops$"):
-        run.collect()
+        run.update(2)
     run.close()
-    config, state = load_training(tmp_path / "last.pt")
-    assert config.train.workers == 2 and state["progress"]["update"] == 1 and len(state["arena"]["workers"]) == 2
+    state = read_tensor_header(tmp_path / "last.safetensors").metadata["train"]
+    assert state["config"]["train"]["workers"] == 2 and state["progress"]["update"] == 1
+    assert len(state["arena"]["workers"]) == 2
 
 
-def test_ctrl_c_with_workers_running_saves_last_pt_and_leaves_no_process(tmp_path):
+def test_ctrl_c_with_workers_running_saves_the_run_and_leaves_no_process(tmp_path):
     """A terminal's Ctrl-C (SIGINT to the whole process group) mid-run: train.py saves and stops as with one worker."""
     run_dir = tmp_path / "run"
     argv = [
@@ -227,7 +228,7 @@ def test_ctrl_c_with_workers_running_saves_last_pt_and_leaves_no_process(tmp_pat
     )
     try:
         end = time.monotonic() + 120
-        while not (run_dir / "last.pt").is_file():  # written once the workers have dealt their matches
+        while not (run_dir / "last.safetensors").is_file():  # written once the workers have dealt their matches
             assert time.monotonic() < end and child.poll() is None, child.stderr.read() if child.poll() else "slow"
             time.sleep(0.05)
         time.sleep(1.0)  # some updates on the workers
@@ -238,7 +239,7 @@ def test_ctrl_c_with_workers_running_saves_last_pt_and_leaves_no_process(tmp_pat
             os.killpg(child.pid, signal.SIGKILL)
     assert child.returncode == 0, err
     assert "Traceback" not in err and "stopped at update" in err and "error" not in err, err
-    _, state = load_training(run_dir / "last.pt")
+    state = read_tensor_header(run_dir / "last.safetensors").metadata["train"]
     assert state["progress"]["update"] >= 1 and len(state["arena"]["workers"]) == 2
     end = time.monotonic() + 30
     while in_session(child.pid) and time.monotonic() < end:

@@ -385,26 +385,27 @@ def test_the_trainer_gives_its_kernels_the_cpus_torch_does_not_take(
 
 
 def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch, one_row_slices):
-    """The trainer's reward credit and per-player GAE (hollywood_gin_trainer/rollout.py) over slices of the matches
+    """The trainer's reward credit and per-player GAE (hollywood_gin_trainer/ppo.py) over slices of the matches
     (columns of the buffers) give the same rewards, ends and advantages as one thread, for random decision chains."""
     pytest.importorskip("torch")
-    from hollywood_gin_trainer.rollout import RolloutStorage
+    from hollywood_gin_trainer.ppo import Rollout, advantages, credit
 
-    monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.ppo.ROLLOUT_GRAIN", 1)
     steps, n = 30, 7
     results = []
     for k in COUNTS:
         rng = np.random.default_rng(0)
-        storage = RolloutStorage(steps, n, 4, 107, threads=threads.kernel_threads(k))
-        storage.clear(first_step=100)
+        kernels = threads.kernel_threads(k)
+        storage = Rollout(steps, n, 4, 1)
+        storage.first_step = 100
         storage.valid[:] = rng.random((steps, n)) < 0.8
         storage.players[:] = rng.integers(0, 2, (steps, n))
         storage.values[:] = rng.normal(size=(steps, n))
         storage.bootstrap[:] = rng.normal(size=(n, 2))
         for t in range(steps):
             decision = 100 + t - rng.integers(0, 3, (n, 2))
-            storage.credit(decision, rng.normal(size=(n, 2)), rng.random(n) < 0.1)
-        results.append((storage.rewards.copy(), storage.dones.copy(), storage.advantages(0.99, 0.95)))
+            credit(storage, decision, rng.normal(size=(n, 2)), rng.random(n) < 0.1, kernels)
+        results.append((storage.rewards.copy(), storage.dones.copy(), advantages(storage, 0.99, 0.95, kernels)))
     assert np.count_nonzero(results[0][0]) > steps and results[0][1].any()  # rewards and ends were credited
     assert max(one_row_slices) == 3
     for other in results[1:]:
@@ -415,7 +416,6 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     """Slices run at once only if their kernels drop the GIL: each kernel run on slices is compiled `nogil`."""
     pytest.importorskip("torch")
     import numba
-    from hollywood_gin_trainer.rollout import credit_rows, per_player_gae
 
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
@@ -423,6 +423,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.engine.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.engine.observation import encode_kernel
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
+    from hollywood_gin_trainer.ppo import credit_rows, per_player_gae
     from hollywood_gin_trainer.privileged import expert_playout_kernel, privileged_view_kernel
 
     if numba.config.DISABLE_JIT:
@@ -442,13 +443,11 @@ def _fingerprint_module():
 
 @pytest.fixture
 def training_slices(monkeypatch, one_row_slices):
-    """one_row_slices for the trainer's kernels too (the privileged view, credit and GAE); the process default
-    kept."""
+    """one_row_slices for the trainer's kernels too (the privileged view, credit and GAE)."""
     pytest.importorskip("torch")
-    monkeypatch.setattr("hollywood_gin_trainer.rollout.ROLLOUT_GRAIN", 1)
+    monkeypatch.setattr("hollywood_gin_trainer.ppo.ROLLOUT_GRAIN", 1)
     monkeypatch.setattr("hollywood_gin_trainer.privileged.VIEW_GRAIN", 1)
-    yield one_row_slices
-    threads.set_default_threads(None)  # a training run makes its count the process default
+    return one_row_slices
 
 
 def test_a_training_run_trains_bit_identical_weights_on_1_and_2_env_threads(training_slices):

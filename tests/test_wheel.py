@@ -125,7 +125,7 @@ def test_the_installed_command_evaluates_the_bot(venv):
 
 
 def test_the_installed_command_trains_two_updates(venv):
-    """`hollywood-gin train` on a tiny config writes a finished run (policy.pt that plays) outside the checkout."""
+    """`hollywood-gin train` on a tiny config writes a finished run (a policy that plays) outside the checkout."""
     bin_dir, outside, env = venv
     tiny = (ROOT / "configs" / "smoke.toml").read_text(encoding="utf-8").replace("updates = 4", "updates = 2")
     assert "updates = 2" in tiny
@@ -133,6 +133,8 @@ def test_the_installed_command_trains_two_updates(venv):
     command = [bin_dir / "hollywood-gin", "train", "--config", "tiny.toml", "--run-dir", "run", "--no-progress"]
     out = run(command, outside, env).stdout
     assert out.startswith("done: 2 updates"), out
-    assert {"config.toml", "last.pt", "best.pt", "policy.pt"} <= {p.name for p in (outside / "run").iterdir()}
-    check = "from hollywood_gin_env.agents import load_agent; print(load_agent('checkpoint:run/policy.pt').name)"
-    assert run([bin_dir / "python", "-c", check], outside, env).stdout.strip() == "checkpoint:run/policy.pt"
+    files = {"config.toml", "last.safetensors", "best.safetensors", "policy.safetensors"}
+    assert files <= {p.name for p in (outside / "run").iterdir()}
+    policy = "checkpoint:run/policy.safetensors"
+    check = f"from hollywood_gin_env.agents import load_agent; print(load_agent({policy!r}).name)"
+    assert run([bin_dir / "python", "-c", check], outside, env).stdout.strip() == policy
