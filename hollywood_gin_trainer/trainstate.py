@@ -89,6 +89,9 @@ def read_training_file(path: str | os.PathLike) -> object:
     """What a training state file holds (torch.load, weights_only); one-line errors for a file that is missing, not
     a regular file of at most MAX_TRAINING_BYTES, or unreadable."""
     with open_user_file(path, MAX_TRAINING_BYTES, "training state") as f:
+        if f.read(2) != b"PK":  # torch.save's zip; a policy checkpoint (safetensors) holds no training state
+            raise ValueError(f"{path} holds a policy but no training state; resume from a run's last.pt")
+        f.seek(0)
         try:
             return torch.load(f, map_location="cpu", weights_only=True)
         except Exception as error:  # torch raises many types for corrupt or unsafe files

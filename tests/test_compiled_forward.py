@@ -11,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hollywood_gin_env.agents.policy import load_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.checkpoint import load_checkpoint  # noqa: E402
 from hollywood_gin_env.engine import threads  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.forward import RolloutForward, pad_rows  # noqa: E402
@@ -134,7 +134,7 @@ def test_a_compiled_training_run_trains_bit_identical_weights_on_1_and_2_env_thr
 
 @pytest.mark.slow
 def test_a_compiled_run_saves_plain_weights_and_resumes_exactly(tmp_path, restore_default_threads):
-    """A compiled run's last.pt loads as a plain policy checkpoint with the run's weights, and the resumed
+    """A compiled run's policy saves as a plain policy checkpoint with the run's weights, and the resumed
     run, compiling again, continues with the same weights as the run that went on."""
     overrides = ["train.compile=true", "train.updates=4"]
 
@@ -148,7 +148,8 @@ def test_a_compiled_run_saves_plain_weights_and_resumes_exactly(tmp_path, restor
     run.start()
     train(run, 1)
     run.save(tmp_path / "last.pt")
-    policy, _ = load_checkpoint(tmp_path / "last.pt")  # a plain policy checkpoint: the agent "bot" loads it
+    run.save_policy(tmp_path / "policy.pt")
+    policy, _ = load_checkpoint(tmp_path / "policy.pt")  # a plain policy checkpoint: the agent "bot" loads it
     for name, tensor in run.model.policy.state_dict().items():
         assert torch.equal(policy.state_dict()[name], tensor), name
     resumed = TrainingRun.resume(tmp_path / "last.pt")

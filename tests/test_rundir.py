@@ -147,7 +147,7 @@ def test_an_empty_or_missing_directory_is_fresh(tmp_path):
 
 def test_clean_stale_temps_removes_interrupted_writes_only(tmp_path):
     (tmp_path / "pool").mkdir()
-    leftovers = [".last.pt.atomic-0123abcd.tmp", ".last.pt.k2j_x9q1.tmp", "pool/.update_4.pt.atomic-deadbeef.tmp"]
+    leftovers = [".last.pt.0123abcd.tmp", ".last.pt.k2j_x9q1.tmp", "pool/.update_4.pt.deadbeef.tmp"]
     kept = ["last.pt", "notes.tmp", ".hidden", "pool/update_4.pt", LOCK_NAME]
     for name in leftovers + kept:
         (tmp_path / name).write_bytes(b"x" * 1000)

@@ -9,15 +9,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
-from hollywood_gin_env.agents.policy import CHECKPOINT_VERSION  # noqa: E402
-from hollywood_gin_env.engine.observation import OBS_SIZE  # noqa: E402
+from hollywood_gin_env.agents.checkpoint import CHECKPOINT_VERSION, load_checkpoint, read_checkpoint_metadata  # noqa: E402
 from hollywood_gin_env.evaluation.evaluate import play_pair  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,11 +83,11 @@ def test_smoke_run_logs_tensorboard_scalars(smoke_run):
 
 def test_smoke_run_writes_config_and_checkpoints_that_play(smoke_run):
     assert "[ppo]" in (smoke_run / "config.toml").read_text()
-    for name in ("last.pt", "best.pt", "policy.pt"):
+    for name in ("best.pt", "policy.pt"):
         agent = load_agent(f"checkpoint:{smoke_run / name}")
         record = play_pair(agent, load_agent("greedy"), 4, seed=1)
         assert record.illegal[0] == 0 and record.decisions[0] > 0
-    data = torch.load(smoke_run / "policy.pt", weights_only=True)
+    data = read_checkpoint_metadata(smoke_run / "policy.pt")
     assert data["version"] == CHECKPOINT_VERSION and data["config"]["arch"] == "cards"
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
@@ -103,8 +101,8 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
     assert not (split / "policy.pt").exists()
     run_train("--resume", str(split), "--no-progress", "--stop-after", "2")
     run_train("--resume", str(split / "last.pt"), "--no-progress")
-    a = torch.load(whole / "policy.pt", weights_only=True)["state_dict"]
-    b = torch.load(split / "policy.pt", weights_only=True)["state_dict"]
+    a = load_checkpoint(whole / "policy.pt")[0].state_dict()
+    b = load_checkpoint(split / "policy.pt")[0].state_dict()
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     # TensorBoard continues without duplicate steps: one SPS point per update, as in the whole run
     assert [s for s, _ in scalars(split)["charts/SPS"]] == [s for s, _ in scalars(whole)["charts/SPS"]]
@@ -129,9 +127,6 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, out + err
     assert "resume with: python train.py --resume" in err
-    agent = load_agent(f"checkpoint:{run_dir / 'last.pt'}")
-    actions = agent.act(np.zeros((1, OBS_SIZE), dtype=np.float32), np.eye(107, dtype=np.int8)[[0]])
-    assert actions.tolist() == [0]
     saved = torch.load(run_dir / "last.pt", weights_only=True)
     assert saved["train"]["progress"]["update"] >= 1
 
@@ -141,8 +136,7 @@ def test_max_minutes_ends_the_run_with_an_evaluated_policy(tmp_path):
     done = run_train(*SMOKE, "--run-dir", str(tmp_path / "capped"), "--set", "train.max_minutes=0.0001")
     assert "train.max_minutes = 0.0001 reached at update 1/4" in done.stderr
     assert [step for step, _ in scalars(tmp_path / "capped")["eval/match_win_rate_vs_expert"]]  # evaluated at the end
-    data = torch.load(tmp_path / "capped" / "policy.pt", weights_only=True)
-    assert data["training"]["updates"] == 1
+    assert read_checkpoint_metadata(tmp_path / "capped" / "policy.pt")["training"]["updates"] == 1
 
 
 def test_bad_config_value_fails_with_the_named_error(tmp_path):

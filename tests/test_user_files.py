@@ -1,11 +1,10 @@
-"""Files and arguments a hostile user gives: refused in one line naming the path or option, never a hang, a
-traceback or memory without limit.
+"""Files and arguments a hostile user gives the trainer: refused in one line naming the path or option, never a hang,
+a traceback or memory without limit.
 
-Every reader of a user's file (configs, saved matches, checkpoints) takes regular files only, bounded in size and
-read at most to the bound: a device such as /dev/zero (whose size reads 0 and which never ends) or a FIFO (which
-would wait for a writer) is refused before reading. A config is also bounded in nesting before it is parsed, and
-the self-play weights must sum to a finite number. train.py refuses --stop-after below 1, a file as --run-dir and
-an unreachable --ray-address before any work; evaluate.py bounds --chunk-matches.
+A config is a regular file (not a device such as /dev/zero, whose size reads 0 and which never ends, nor a FIFO,
+which would wait for a writer; tests/test_files.py checks the reader itself), bounded in size and in nesting before
+it is parsed, and the self-play weights must sum to a finite number. train.py refuses --stop-after below 1, a file
+as --run-dir and an unreachable --ray-address before any work; evaluate.py bounds --chunk-matches.
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ import threading
 
 import pytest
 
-from hollywood_gin_env.play import terminal as play
-from hollywood_gin_env.play.session import load_match
-from hollywood_gin_env.support.userfiles import UserFileError, open_user_file, read_user_file
 from hollywood_gin_trainer import main as train
 from hollywood_gin_trainer.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, load_config
 
@@ -53,56 +49,17 @@ def finishes(call, seconds=20.0):
     return thread, outcome
 
 
-# --- the one bounded reader -----------------------------------------------------------------------------------------
+# --- configs --------------------------------------------------------------------------------------------------------
 
 
-def test_a_device_is_refused_before_reading(tmp_path):
-    zero = device(tmp_path)
-    with pytest.raises(UserFileError, match="character device, not a regular file") as error:
-        read_user_file(zero, 1 << 20, "config file")
-    assert zero in str(error.value) and "\n" not in str(error.value)
-
-
-def test_a_regular_file_is_read_whole_and_a_larger_one_refused_unread(tmp_path):
-    path = tmp_path / "data.json"
-    path.write_bytes(b"x" * 100)
-    assert read_user_file(path, 100, "saved match") == b"x" * 100
-    with pytest.raises(UserFileError, match="at most 99 bytes"):
-        read_user_file(path, 99, "saved match")
-    with pytest.raises(FileNotFoundError, match="saved match not found"):
-        read_user_file(tmp_path / "missing.json", 100, "saved match")
-
-
-def test_the_opened_file_is_checked_too(tmp_path, monkeypatch):
-    """A path swapped for a device between the check and the open is caught on the opened file (fstat)."""
-    path = tmp_path / "config.toml"
-    path.write_text("[train]\n")
-    zero = device(tmp_path)
-    real_open = os.open
-    monkeypatch.setattr(os, "open", lambda p, flags, *a: real_open(zero if str(p) == str(path) else p, flags, *a))
-    with pytest.raises(UserFileError, match="character device"):
-        open_user_file(path, 1 << 20, "config file")
-
-
-@pytest.mark.parametrize("reader", ["config", "saved match", "checkpoint"])
-def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, reader):
-    from hollywood_gin_env.agents import load_agent
-
+def test_a_fifo_as_a_config_is_refused_without_waiting_for_a_writer(tmp_path):
     fifo = str(tmp_path / "pipe")
     os.mkfifo(fifo)
-    read = {
-        "config": lambda: load_config(fifo),
-        "saved match": lambda: load_match(fifo),
-        "checkpoint": lambda: load_agent(f"checkpoint:{fifo}"),
-    }[reader]
-    thread, outcome = finishes(read)
+    thread, outcome = finishes(lambda: load_config(fifo))
     if thread.is_alive():  # unblock the reader before failing: a writer that closes at once
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        pytest.fail(f"reading a FIFO as a {reader} waited for a writer")
+        pytest.fail("reading a FIFO as a config waited for a writer")
     assert isinstance(outcome[0], ValueError) and "FIFO" in str(outcome[0]) and fifo in str(outcome[0])
-
-
-# --- configs --------------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["device", "directory"])
@@ -143,17 +100,6 @@ def test_self_play_weights_whose_sum_overflows_are_refused():
     with pytest.raises(ValueError, match="sum to inf; the sum must be finite and above 0"):
         load_config(SMOKE, ["selfplay.self_weight=1e308", "selfplay.snapshot_weight=1e308"])
     load_config(SMOKE, ["selfplay.self_weight=1e300", "selfplay.snapshot_weight=1e300"])
-
-
-# --- play.py --resume / --replay ------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("flag", ["--resume", "--replay"])
-def test_play_refuses_a_device_as_a_saved_match(tmp_path, capsys, flag):
-    zero = device(tmp_path)
-    assert play.main([flag, zero, "--no-color"]) == 2
-    out = " ".join(capsys.readouterr().out.split())  # the console wraps long lines
-    assert f"saved match {zero} is a character device, not a regular file" in out
 
 
 # --- train.py and evaluate.py arguments -----------------------------------------------------------------------------
