@@ -245,13 +245,24 @@ HOSTILE = {
         _safetensors({"__metadata__": {METADATA_KEY: "[" * 10_000 + "]" * 10_000}}),
         "the metadata nests 10000 deep; at most 32 is read",
     ),
-    "metadata filling the header": (
+    "metadata of 8 MiB": (
         _safetensors({"__metadata__": {METADATA_KEY: '{"a": [' + ",".join(["[]"] * 2_700_000) + "]}"}}),
+        "the metadata is 8,100,008 bytes; at most 1.0 MiB is read",
+    ),
+    "metadata of 1 MiB": (
+        _safetensors({"__metadata__": {METADATA_KEY: '{"a": [' + ",".join(["[]"] * 349_000) + "]}"}}),
         "is not a policy checkpoint: its metadata has no format 'hollywood-gin-policy'",
+    ),
+    "a header of 8 MiB of tensors": (
+        _safetensors(
+            {f"{k:x}": {"dtype": "U8", "shape": [], "data_offsets": [k, k + 1]} for k in range(115_000)},
+            bytes(115_000),
+        ),
+        "is not a policy checkpoint",
     ),
     "2 MB zip bomb renamed": (_zip_bomb(), "is a zip archive (torch.save's format?), not a safetensors file"),
     "old torch.save policy": (_old_policy, "not a safetensors file; convert a policy saved with torch.save: python"),
-    "empty file": (b"", "holds 0 bytes that do not start as a safetensors file does"),
+    "empty file": (b"", "holds 0 bytes, too few for a safetensors file (a length, a header)"),
     "truncated checkpoint": (
         lambda path: path.write_bytes(_tampered(path).read_bytes()[:-100]),
         "the file holds",

@@ -235,7 +235,8 @@ def test_hint_of_a_heuristic_and_of_a_checkpoint(tmp_path):
     assert lines[0] == "greedy would discard KC."
     assert lines[1].startswith("Deadwood after each discard: QD 20, KC 20, 5C 25, ")
     torch = pytest.importorskip("torch")
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+    from hollywood_gin_env.agents.checkpoint import save_checkpoint
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
     config = {"hidden_sizes": [8], "card_channels": 4}
     policy = build_policy(check_policy_config(config))

@@ -29,11 +29,12 @@ def run_module(tmp_path: Path, *args: str, code: str | None = None) -> subproces
 
 
 def test_the_bot_is_package_data_and_loads_by_name_as_its_file_does():
-    """load_agent("bot") is the checkpoint hollywood_gin_env/data/hollywood-ppo.pt: same weights, same moves."""
+    """load_agent("bot") is the checkpoint hollywood_gin_env/data/hollywood-ppo.safetensors: same weights, same
+    moves."""
     pytest.importorskip("torch")
     from hollywood_gin_env.engine.game import Game
 
-    assert bot_path() == ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt" and bot_path().is_file()
+    assert bot_path() == ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.safetensors" and bot_path().is_file()
     by_name, by_file = load_agent("bot", seed=0), load_agent(f"checkpoint:{bot_path()}", seed=0)
     assert by_name.name == "bot" and by_file.name == f"checkpoint:{bot_path()}"
     named, filed = by_name.policy.state_dict(), by_file.policy.state_dict()

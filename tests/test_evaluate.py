@@ -341,7 +341,8 @@ def test_repeated_or_bad_names_are_refused_by_name(agents, named, capsys):
 def test_two_checkpoints_with_one_stem_are_refused_until_named(tmp_path):
     """runs/a/policy.pt and runs/b/policy.pt would share the label "policy": refused, saying to name them."""
     torch = pytest.importorskip("torch")
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+    from hollywood_gin_env.agents.checkpoint import save_checkpoint
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
     config = check_policy_config({"hidden_sizes": [8]})
     torch.manual_seed(0)  # two seeded untrained networks: the match's length is the same on every run
@@ -360,7 +361,8 @@ def test_two_checkpoints_with_one_stem_are_refused_until_named(tmp_path):
 def test_the_report_fits_120_columns_with_a_checkpoint_agent(tmp_path, capsys):
     """A checkpoint deep in a run folder is labelled by its stem, so every line of the report fits 120 columns."""
     pytest.importorskip("torch")
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config, save_checkpoint
+    from hollywood_gin_env.agents.checkpoint import save_checkpoint
+    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
 
     config = check_policy_config({"hidden_sizes": [8]})
     path = tmp_path / "runs" / "2026-12-01-lr3e-4-seed0-a-long-run-name" / "checkpoints" / "hollywood-ppo.pt"

@@ -57,3 +57,12 @@ def test_the_expert_refuses_weights_that_are_not_nine_finite_numbers(weights, na
     """NaN, infinite, missing or non-numeric weights are refused, naming the first bad one."""
     with pytest.raises(ValueError, match=named):
         ExpertAgent(weights=weights)
+
+
+def test_evaluate_bounds_chunk_matches_by_name(monkeypatch, capsys):
+    import hollywood_gin_env.evaluation.evaluate as evaluate
+
+    monkeypatch.setattr(evaluate, "round_robin", lambda *a, **k: pytest.fail("played despite the bad option"))
+    with pytest.raises(SystemExit):
+        evaluate.main(["--agents", "greedy", "random", "--matches", "2", "--chunk-matches", str(10**9)])
+    assert f"--chunk-matches={10**9} is over the limit of {evaluate.MAX_CHUNK_MATCHES:,}" in capsys.readouterr().err

@@ -35,7 +35,7 @@ from tests.subprocess_signals import default_sigint
 pytestmark = pytest.mark.slow  # Ray sessions and clusters start in 5-20 s each: CI's second command runs them
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
+SHIPPED = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.safetensors"
 SHORT = Rules(game_target=50)  # short matches keep the chunks quick
 TASK_TITLE = "ray::_play_chunk_task"  # a Ray worker's command line while it plays a chunk
 

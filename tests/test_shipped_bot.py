@@ -1,5 +1,5 @@
-"""The shipped bot, hollywood_gin_env/data/hollywood-ppo.pt (`load_agent("bot")`): its format, its training record,
-and legal play."""
+"""The shipped bot, hollywood_gin_env/data/hollywood-ppo.safetensors (`load_agent("bot")`): its format, its training
+record, and legal play."""
 
 from __future__ import annotations
 
@@ -10,17 +10,24 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hollywood_gin_env.agents import load_agent  # noqa: E402
-from hollywood_gin_env.agents.policy import CHECKPOINT_FORMAT, CHECKPOINT_VERSION, load_checkpoint  # noqa: E402
+from hollywood_gin_env.agents.checkpoint import (  # noqa: E402
+    CHECKPOINT_FORMAT,
+    CHECKPOINT_VERSION,
+    load_checkpoint,
+    read_checkpoint_metadata,
+)
 from hollywood_gin_env.evaluation.evaluate import play_pair, summarize_pair  # noqa: E402
+from hollywood_gin_env.support.tensorfile import read_tensor_header  # noqa: E402
 
-SHIPPED = Path(__file__).resolve().parents[1] / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
+SHIPPED = Path(__file__).resolve().parents[1] / "hollywood_gin_env" / "data" / "hollywood-ppo.safetensors"
 
 
 def test_shipped_checkpoint_format_and_training_record():
-    data = torch.load(SHIPPED, map_location="cpu", weights_only=True)
+    data = read_checkpoint_metadata(SHIPPED)
     assert data["format"] == CHECKPOINT_FORMAT and data["version"] == CHECKPOINT_VERSION
     # policy only (no optimizer, no pool), reading the lookahead inputs as the recipe trains it
-    assert set(data) == {"format", "version", "config", "state_dict", "training"}
+    assert set(data) == {"format", "version", "config", "training"}
+    assert not any(name.startswith("train/") for name in read_tensor_header(SHIPPED).tensors)
     assert data["config"]["lookahead_features"] is True
     assert SHIPPED.stat().st_size < 5_000_000
     record = data["training"]

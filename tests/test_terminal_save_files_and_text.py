@@ -95,12 +95,13 @@ def test_the_score_sheet_lists_the_viewer_first_in_either_seat():
 
 
 def test_the_hint_names_the_checkpoint_by_its_file_name():
-    """The hint names a checkpoint opponent by its file name (`hollywood-ppo.pt would: ...`), not its whole path."""
+    """The hint names a checkpoint opponent by its file name (`hollywood-ppo.safetensors would: ...`), not its whole
+    path."""
     pytest.importorskip("torch", reason="a checkpoint agent needs torch")
-    path = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.pt"
+    path = ROOT / "hollywood_gin_env" / "data" / "hollywood-ppo.safetensors"
     game, human = e1_game()
     lines = hint_lines(game, human, load_agent(f"checkpoint:{path}"))
-    assert lines[0].startswith("hollywood-ppo.pt would: "), lines
+    assert lines[0].startswith("hollywood-ppo.safetensors would: "), lines
     assert str(path.parent) not in " ".join(lines)
 
 

@@ -6,11 +6,12 @@ tensors' bytes. Reading it runs no code. The metadata object is stored as JSON t
 (METADATA_KEY), as safetensors' metadata holds strings only.
 
 A file from anyone is read within bounds fixed before anything is parsed or allocated: a regular file of at most
-`limit` bytes (support/userfiles.py), a header of at most MAX_HEADER_BYTES, JSON nested at most MAX_JSON_DEPTH deep,
-every tensor's byte range inside the file, the ranges tiling the data exactly, each range's length what its dtype
-and shape need. `read_tensors` then loads only the tensors a caller expects, each checked against the dtype and shape
-expected before it is read, so a file costs at most what its caller allows. Every refusal is one `TensorFileError`
-(a ValueError) whose one-line message names the file and the problem.
+`limit` bytes (support/userfiles.py), a header of at most MAX_HEADER_BYTES with metadata of at most
+MAX_METADATA_BYTES, JSON nested at most MAX_JSON_DEPTH deep, every tensor's byte range inside the file, the ranges
+tiling the data exactly, each range's length what its dtype and shape need. `read_tensors` then loads only the
+tensors a caller expects, each checked against the dtype and shape expected before it is read, so a file costs at
+most what its caller allows. Every refusal is one `TensorFileError` (a ValueError) whose one-line message names the
+file and the problem.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, ope
 METADATA_KEY = "hollywood_gin"
 MAX_FILE_BYTES = 1 << 30  # the default `limit`: no policy or training state this project writes comes near it
 MAX_HEADER_BYTES = 8 << 20
+MAX_METADATA_BYTES = 1 << 20  # the metadata's JSON text: parsed into Python objects, so kept well below the header's
 MAX_JSON_DEPTH = 32  # the metadata's nesting; a header itself nests 3 deep ({name: {"shape": [...]}})
 MAX_DIMS = 8
 #: safetensors' dtype names -> numpy's, for the dtypes numpy holds (not BF16 or the F8 kinds)
@@ -77,7 +79,7 @@ class TensorHeader:
 def write_tensor_file(path: str | os.PathLike, tensors: Mapping[str, np.ndarray], metadata: dict[str, Any]) -> None:
     """Write tensors and a JSON-able metadata object to path as a safetensors file, atomically."""
     text = json.dumps(metadata, separators=(",", ":")).encode("utf-8")
-    _check_json(text, MAX_JSON_DEPTH, path, "metadata")  # never write what the reader would refuse
+    _check_json(text, MAX_JSON_DEPTH, path, "metadata", MAX_METADATA_BYTES)  # never write what the reader refuses
     arrays = {name: np.asarray(array, order="C") for name, array in tensors.items()}  # safetensors copies raw memory
     data = safetensors.numpy.save(arrays, metadata={METADATA_KEY: text.decode("utf-8")})
     if int.from_bytes(data[:8], "little") > MAX_HEADER_BYTES:
@@ -122,6 +124,8 @@ def _read_header(f: BinaryIO, path: str | os.PathLike) -> TensorHeader:
     """The header of the opened file f."""
     size = os.fstat(f.fileno()).st_size
     prefix = f.read(9)
+    if len(prefix) < 9:
+        raise TensorFileError(f"{shown(path)} holds {size} bytes, too few for a safetensors file (a length, a header)")
     if prefix[8:] != b"{":  # a safetensors header is a JSON object after the 8-byte length
         kind = next((kind for magic, kind in _OTHER_FORMATS if prefix.startswith(magic)), None)
         if kind is not None:
@@ -145,8 +149,13 @@ def _read_header(f: BinaryIO, path: str | os.PathLike) -> TensorHeader:
     return TensorHeader(metadata, tensors)
 
 
-def _check_json(text: bytes, depth: int, path: str | os.PathLike, what: str) -> Any:
-    """The JSON value of text, refused before parsing if its brackets nest deeper than `depth`."""
+def _check_json(text: bytes, depth: int, path: str | os.PathLike, what: str, limit: int = MAX_HEADER_BYTES) -> Any:
+    """The JSON value of text, refused before parsing if it is longer than `limit` bytes or its brackets nest deeper
+    than `depth`."""
+    if len(text) > limit:
+        raise TensorFileError(
+            f"{shown(path)}: the {what} is {len(text):,} bytes; at most {format_bytes(limit)} is read"
+        )
     brackets = np.frombuffer(_JSON_STRING.sub(b"", text), dtype=np.uint8)
     steps = np.isin(brackets, _OPENING).astype(np.int32) - np.isin(brackets, _CLOSING)
     nesting = int(np.cumsum(steps).max(initial=0))
@@ -164,7 +173,7 @@ def _metadata(strings: object, path: str | os.PathLike) -> dict[str, Any]:
         raise TensorFileError(f"{shown(path)}: the header's __metadata__ is not a map of strings")
     if METADATA_KEY not in strings:
         return {}
-    metadata = _check_json(strings[METADATA_KEY].encode("utf-8"), MAX_JSON_DEPTH, path, "metadata")
+    metadata = _check_json(strings[METADATA_KEY].encode("utf-8"), MAX_JSON_DEPTH, path, "metadata", MAX_METADATA_BYTES)
     if not isinstance(metadata, dict):
         raise TensorFileError(f"{shown(path)}: the metadata is a JSON {type(metadata).__name__}, not an object")
     return metadata
