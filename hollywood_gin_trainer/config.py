@@ -32,8 +32,9 @@ from hollywood_gin_env.support.userfiles import read_user_file
 MAX_TRAIN_SEED = 2**32 - 1
 #: Decisions one rollout stores, env.num_envs * ppo.rollout_steps (about 6 KB each with the recipe's critic).
 MAX_ROLLOUT_DECISIONS = 2**20
-#: Teacher decisions the warm start holds at once: the recipe's inputs, privileged view and mask take about 6 KB each
-#: (measured: docs/TRAINING.md, "[warmstart]"), so the recipe's 1.2M about 7 GB and this cap about 12 GB.
+#: Teacher decisions the warm start holds at once. With the recipe's network inputs and privileged critic each takes
+#: 5.96 KB; measured, the process peaks at about 1.3 GB + 5.8 KB a decision: 7.3 GB for the recipe's 1.2M, 11.8 GB at
+#: this cap (docs/TRAINING.md, "[warmstart]").
 MAX_WARMSTART_DECISIONS = 2_000_000
 #: A config file's size, and a `--set` value's.
 MAX_CONFIG_BYTES = 1 << 20
@@ -183,8 +184,8 @@ class WarmStartConfig:
     """"expert" only: its 9 weights in hollywood_gin_env/agents/expert.py's order (lookahead, knock_chance, danger,
     danger_age, signal, take_margin, gin_hold, gin_outs, gin_stock); empty: expert's own defaults"""
     decisions: Int(0, MAX_WARMSTART_DECISIONS) = 1_200_000
-    """teacher decisions to collect (at most 2,000,000: they are held in memory, about 6 KB each with the recipe's
-    network inputs and privileged critic: about 7 GB for the recipe's 1.2M; docs/TRAINING.md)"""
+    """teacher decisions to collect (at most 2,000,000: they are held in memory, 5.96 KB each with the recipe's network
+    inputs and privileged critic; the process peaks at about 7.3 GB for the recipe's 1.2M and 11.8 GB at 2,000,000)"""
     epochs: Int(1, 100) = 4
     """passes over the collected decisions"""
     lr: Float(0.0, 1.0) = 1e-3
@@ -220,13 +221,13 @@ class EvalConfig:
     """[eval]: duplicate-deal matches through hollywood_gin_env.evaluation.evaluate during training."""
 
     every: Int(0) = 100
-    """updates between evaluations (0 = only at the end); last.pt is written at each"""
+    """updates between evaluations (0 = only at the end); the training state is written before and after each"""
     matches: Int(2, MAX_MATCHES) = 400
     """matches per opponent (even: duplicate pairs; at most 100,000)"""
     opponents: Annotated[list[Literal["expert", "greedy", "random"]], Field(min_length=1)] = field(
         default_factory=lambda: ["expert", "greedy"]
     )
-    """heuristics evaluated against; best.pt is kept by the lower 95% bound against the first"""
+    """heuristics evaluated against; best.safetensors is kept by the lower 95% bound against the first"""
     seed: Int(0, 2**64 - 1) = 1_000_003
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
 

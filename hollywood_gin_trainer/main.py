@@ -57,7 +57,8 @@ def git_commit() -> str:
 
 
 class Interrupt:
-    """Ctrl-C asks the loop to save last.pt and stop after the current update; a second Ctrl-C stops at once."""
+    """Ctrl-C asks the loop to save the training state and stop after the current update; a second Ctrl-C stops at
+    once."""
 
     def __init__(self) -> None:
         self.requested = False
@@ -67,7 +68,7 @@ class Interrupt:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        print("\nCtrl-C: saving last.pt after this update (Ctrl-C again to stop at once)", file=sys.stderr)
+        print(f"\nCtrl-C: saving {LAST} after this update (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
 def say(message: str) -> None:

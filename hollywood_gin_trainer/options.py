@@ -6,11 +6,12 @@ Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then 
     hollywood-gin train                                 # the recipe of the shipped bot (configs/default.toml)
     hollywood-gin train --config configs/quick.toml     # about 2 minutes on 2 cores
     hollywood-gin train --set train.lr=1e-4 --seed 3 --run-dir runs/try
-    hollywood-gin train --resume runs/try               # continue from runs/try/last.pt
+    hollywood-gin train --resume runs/try               # continue from runs/try/last.safetensors
 
 The same program is `python -m hollywood_gin_env train` and, in a checkout, `python train.py`. Logs go to TensorBoard
-(`tensorboard --logdir runs`); the run directory gets config.toml, last.pt (before and after every evaluation and on
-Ctrl-C), best.pt (best lower 95% bound against the first eval opponent) and policy.pt (the final policy).
+(`tensorboard --logdir runs`); the run directory gets config.toml, last.safetensors (the training state, a policy
+that plays: before and after every evaluation and on Ctrl-C), best.safetensors (best lower 95% bound against the
+first eval opponent) and policy.safetensors (the final policy).
 """
 
 from __future__ import annotations
@@ -44,13 +45,15 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Name
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
-    parser.add_argument("--resume", default=None, metavar="RUN_DIR|PATH", help="continue a run from its last.pt")
+    parser.add_argument(
+        "--resume", default=None, metavar="RUN_DIR|PATH", help="continue a run from its last.safetensors"
+    )
     parser.add_argument(
         "--stop-after",
         type=int,
         default=None,
         metavar="UPDATES",
-        help="save last.pt and stop after this many more updates (as Ctrl-C does; 0: after the warm start)",
+        help="save the training state and stop after this many more updates (as Ctrl-C does; 0: after the warm start)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
