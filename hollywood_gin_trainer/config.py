@@ -269,37 +269,37 @@ class Config:
 
 #: Section name -> its dataclass.
 SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config) if f.name != "rules"}
-_SCHEMA = TypeAdapter(Config)
-#: Values in messages: a bounded repr, however large or deep what a file held.
-_SHOWN = reprlib.Repr()
-_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 3, 60, 60
 
 
 def config_from_dict(data: Any) -> Config:
     """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
-    try:
-        config = _SCHEMA.validate_python(data)
-    except ValidationError as error:
-        raise ValueError(_explain(error.errors()[0], data)) from None
+    config = validated(Config, data)
     config.make_rules()  # Rules names any bad key or value
     _check_across(config)
     return config
 
 
-def _explain(error: dict[str, Any], data: Any) -> str:
-    """One line naming the key, the value and what is allowed, from pydantic's first error."""
-    location = [str(part) for part in error["loc"]]
-    value = _SHOWN.repr(error["input"])
-    if not location:
-        return f"a config is a table of sections, got {value}"
-    if error["type"] == "unexpected_keyword_argument" and len(location) == 1:
-        return f"unknown config section [{location[0]}] (value {value}); allowed: {', '.join([*SECTIONS, 'rules'])}"
-    if error["type"] == "unexpected_keyword_argument":
-        fields = ", ".join(f.name for f in dataclasses.fields(SECTIONS[location[0]]))
-        return f"unknown key {'.'.join(location)} (value {value}); [{location[0]}] allows: {fields}"
-    key = location[0] + "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in location[1:])
-    allowed = error["msg"][0].lower() + error["msg"][1:]
-    return f"{key}={value} is not allowed: {allowed}"
+def validated(kind: type, data: Any, where: str = "") -> Any:
+    """`data` as the schema dataclass `kind` (Config, or another of SCHEMA's); one ValueError naming the key (under
+    `where`), the value (a bounded repr, however large or deep) and what is allowed."""
+    try:
+        return TypeAdapter(kind).validate_python(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+    parts, value = [str(part) for part in first["loc"]], reprlib.repr(first["input"])
+    if first["type"] == "unexpected_keyword_argument":
+        holder = kind
+        for part in parts[:-1]:
+            holder = holder.__pydantic_fields__[part].annotation
+        fields = ", ".join(holder.__pydantic_fields__)
+        if holder is Config:
+            raise ValueError(f"unknown config section [{parts[-1]}] (value {value}); allowed: {fields}") from None
+        section = f"[{parts[-2]}]" if len(parts) > 1 else where
+        key = ".".join([where, *parts] if where else parts)
+        raise ValueError(f"unknown key {key} (value {value}); {section} allows: {fields}") from None
+    key = ".".join([where, parts[0]] if where else parts[:1]) if parts else where or "the config"
+    key += "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts[1:])
+    raise ValueError(f"{key}={value} is not allowed: {first['msg'][0].lower()}{first['msg'][1:]}") from None
 
 
 def _check_across(config: Config) -> None:
@@ -314,7 +314,7 @@ def _check_across(config: Config) -> None:
     weights = config.warmstart.teacher_weights
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
         raise ValueError(
-            f"warmstart.teacher_weights={_SHOWN.repr(weights)}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
+            f"warmstart.teacher_weights={reprlib.repr(weights)}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
             f'in order) with teacher = "expert", or none'
         )
     if config.train.workers > config.env.num_envs:
@@ -366,7 +366,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     key, sep, raw = text.partition("=")
     path = key.strip().split(".")
     if not sep or len(path) != 2 or not all(path):
-        raise ValueError(f"--set {_SHOWN.repr(text)} must look like section.key=value (e.g. train.lr=1e-4)")
+        raise ValueError(f"--set {reprlib.repr(text)} must look like section.key=value (e.g. train.lr=1e-4)")
     try:
         return path, _loads(f"v = {raw.strip()}", f"--set {escape_controls(key.strip())}")["v"]
     except tomllib.TOMLDecodeError:

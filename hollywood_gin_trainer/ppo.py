@@ -42,6 +42,7 @@ from hollywood_gin_trainer.privileged import privileged_view_size
 
 if TYPE_CHECKING:
     from hollywood_gin_env.agents.base import AgentProtocol
+    from hollywood_gin_env.engine.threads import KernelThreads
     from hollywood_gin_trainer.arena import Arena
 
 CRITICS = ("player", "privileged")
@@ -196,7 +197,9 @@ def _on(array: np.ndarray, device: torch.device) -> torch.Tensor:
 # ------------------------------------------------------------------------------------------------ 2. credit, GAE
 
 
-def credit(storage: Rollout, decision_step: np.ndarray, rewards: np.ndarray, terminations: np.ndarray, threads) -> None:
+def credit(
+    storage: Rollout, decision_step: np.ndarray, rewards: np.ndarray, terminations: np.ndarray, threads: KernelThreads
+) -> None:
     """Add a step's rewards[i, p] to p's latest decision row (`credit_rows`), over slices of the matches."""
     decision_step = np.ascontiguousarray(decision_step, dtype=np.int64)
     rewards, terminations = np.asarray(rewards, dtype=np.float32), np.asarray(terminations, dtype=np.bool_)
@@ -224,7 +227,7 @@ def credit_rows(rew_buf, done_buf, valid, players, first_step, decision_step, re
                 done_buf[row, i] = True
 
 
-def advantages(storage: Rollout, gamma: float, lam: float, threads) -> np.ndarray:
+def advantages(storage: Rollout, gamma: float, lam: float, threads: KernelThreads) -> np.ndarray:
     """GAE of every valid row (0 elsewhere), over slices of the matches; returns are advantages + values."""
     out = np.zeros_like(storage.values)
     buffers = (storage.rewards, storage.values, storage.valid, storage.players, storage.dones)
@@ -335,7 +338,14 @@ def ppo_epochs(
     return stats
 
 
-def minibatch_step(model, optimizer, batch: Batch, idx: torch.Tensor, config: PPOConfig, ent_coef: float):
+def minibatch_step(
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    batch: Batch,
+    idx: torch.Tensor,
+    config: PPOConfig,
+    ent_coef: float,
+) -> dict[str, float]:
     """One gradient step on the rows idx (its forward pass in bfloat16 where `config.bf16`); its statistics."""
     with torch.autocast(batch.obs.device.type, dtype=torch.bfloat16, enabled=config.bf16):
         loss, stats = ppo_loss(model, batch, idx, config, ent_coef)
@@ -411,7 +421,12 @@ def log_evaluation(writer: SummaryWriter, step: int, results: dict[str, dict[str
 
 
 def update(
-    config: Config, model: ActorCritic, optimizer: torch.optim.Optimizer, arena: Any, number: int, generator
+    config: Config,
+    model: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    arena: Any,
+    number: int,
+    generator: torch.Generator,
 ) -> dict[str, float]:
     """PPO update `number` (1-based) of the learner against the arena's matches: the schedule, the rollout with its
     credit and GAE, the epochs. Returns its figures by TensorBoard tag (`log_update` logs them)."""

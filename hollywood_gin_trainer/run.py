@@ -139,7 +139,9 @@ class TrainingRun:
 
         w = self.config.warmstart
         bars = {"disable": not show_progress, "dynamic_ncols": True, "file": sys.stderr}
-        with tqdm(total=w.decisions, desc=f"warm start: {w.teacher} decisions", unit_scale=True, **bars) as bar:
+        with tqdm(
+            total=w.decisions, desc=f"warm start: {w.teacher}", unit=" decisions", unit_scale=True, **bars
+        ) as bar:
             data = collect_teacher(self.config, self.rng, self.env_threads, progress=bar.update)
         with tqdm(total=w.epochs, desc="warm start: cloning", unit=" epoch", **bars) as bar:
 

@@ -24,19 +24,28 @@ could train on); the pool within selfplay.pool_size and its counts; the matches 
 from __future__ import annotations
 
 import os
+import reprlib
 import sys
 from dataclasses import asdict, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from pydantic import TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, policy_specs, save_checkpoint
 from hollywood_gin_env.support.messages import escape_controls
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
-from hollywood_gin_trainer.config import MAX_WARMSTART_DECISIONS, SCHEMA, Bool, Config, Float, Int, config_from_dict
+from hollywood_gin_trainer.config import (
+    MAX_WARMSTART_DECISIONS,
+    SCHEMA,
+    Bool,
+    Config,
+    Float,
+    Int,
+    config_from_dict,
+    validated,
+)
 
 if TYPE_CHECKING:
     from hollywood_gin_trainer.run import TrainingRun
@@ -156,7 +165,7 @@ def load(path: str | os.PathLike, run: TrainingRun, train: dict[str, Any]) -> No
     """Restore a run of the file's config from the file (its "train" object already read): every tensor read
     against the run's own dtypes and shapes, every value checked, then restored; ValueError naming the value."""
     try:
-        progress = _validated(Progress, train.get("progress"), "progress")
+        progress = validated(Progress, train.get("progress"), "progress")
         check_progress(progress, run.config)
         snapshots = check_pool_record(train.get("pool"), run.config, progress)
         specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots).items()}
@@ -183,21 +192,6 @@ def own_specs(run: TrainingRun, snapshots: int) -> dict[str, Spec]:
         specs |= {f"pool.{k}.{name}": spec for name, spec in policy_specs(run.policy_config).items()}
     size = run.config.selfplay.pool_size
     return specs | {"pool.wins": ("float64", (size,)), "pool.played": ("float64", (size,))}
-
-
-def _validated(kind: type, value: Any, where: str) -> Any:
-    """`value` validated as the pydantic dataclass `kind`; ValueError naming the field and the value."""
-    try:
-        return TypeAdapter(kind).validate_python(value)
-    except ValidationError as error:
-        first = error.errors()[0]
-        key = ".".join([where, *map(str, first["loc"])])
-        raise ValueError(f"{key}={_short(first['input'])}: {first['msg'][0].lower()}{first['msg'][1:]}") from None
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _shown(path: str | os.PathLike) -> str:
@@ -232,14 +226,16 @@ def check_pool_record(record: Any, config: Config, progress: Progress) -> int:
     updates, next_slot, s = record["updates"], record["next_slot"], config.selfplay
     taken = progress.update // s.snapshot_every
     if not isinstance(updates, list) or len(updates) > min(s.pool_size, taken):
-        count = len(updates) if isinstance(updates, list) else _short(updates)
+        count = len(updates) if isinstance(updates, list) else reprlib.repr(updates)
         raise ValueError(f"pool.updates: {count} snapshots; selfplay.pool_size is {s.pool_size} and {taken} were taken")
     for k, update in enumerate(updates):
         if type(update) is not int or not 0 < update <= progress.update or update % s.snapshot_every:
-            raise ValueError(f"pool.updates[{k}]={_short(update)}: a snapshot update in 1..{progress.update}")
+            raise ValueError(f"pool.updates[{k}]={reprlib.repr(update)}: a snapshot update in 1..{progress.update}")
     allowed = range(s.pool_size) if len(updates) == s.pool_size else range(len(updates), len(updates) + 1)
     if type(next_slot) is not int or next_slot not in allowed:
-        raise ValueError(f"pool.next_slot={_short(next_slot)}: with {len(updates)} snapshots it lies in {allowed}")
+        raise ValueError(
+            f"pool.next_slot={reprlib.repr(next_slot)}: with {len(updates)} snapshots it lies in {allowed}"
+        )
     return len(updates)
 
 
@@ -256,7 +252,7 @@ def check(run: TrainingRun, progress: Progress, train: dict[str, Any], found: di
         raise ValueError("pool.wins: more wins than matches played against a snapshot")
     check_optimizer(train.get("optimizer"), found, run, progress)
     if not isinstance(train.get("device"), str):
-        raise ValueError(f"device={_short(train.get('device'))}: expected a device type such as 'cpu'")
+        raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected a device type such as 'cpu'")
 
 
 def _is_weight(name: str) -> bool:
@@ -311,10 +307,10 @@ def _check_group(group: Any, own: dict[str, Any], where: str, lr: float) -> None
         raise ValueError(f"{where}: expected the keys {sorted(own)}")
     value = group["lr"]
     if type(value) not in (int, float) or not 0.0 <= value <= lr:
-        raise ValueError(f"{where}.lr={_short(value)}: the learning rate lies in 0..train.lr={lr:g}")
+        raise ValueError(f"{where}.lr={reprlib.repr(value)}: the learning rate lies in 0..train.lr={lr:g}")
     for key, mine in own.items():
         if key != "lr" and _plain(group[key]) != _plain(mine):
-            raise ValueError(f"{where}.{key}={_short(group[key])}: this run's Adam has {mine!r}")
+            raise ValueError(f"{where}.{key}={reprlib.repr(group[key])}: this run's Adam has {mine!r}")
 
 
 def _plain(value: Any) -> Any:
