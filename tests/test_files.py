@@ -95,7 +95,7 @@ def test_a_full_disk_keeps_the_previous_file_and_says_so(tmp_path, monkeypatch):
     path = tmp_path / "policy.safetensors"
     write_tensor_file(path, {"w": np.zeros(10, np.float32)}, {"run": 1})
     before = path.read_bytes()
-    monkeypatch.setattr(atomic.os, "fdopen", lambda fd, mode: FullDisk(fd, "wb"))
+    monkeypatch.setattr(atomic, "open", lambda name, mode: FullDisk(name, "xb"), raising=False)
     with pytest.raises(AtomicWriteError) as caught:
         write_tensor_file(path, {"w": np.zeros(1000, np.float32)}, {"run": 2})
     with pytest.raises(AtomicWriteError, match="nothing was written"):

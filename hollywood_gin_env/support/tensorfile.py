@@ -105,7 +105,7 @@ def read_tensors(
     shape)) but those named in `optional`, which may be absent, and those whose names start with `unread_prefix`,
     which are left unread; all are checked before any is read."""
     with _opened(path, limit, what) as (reader, header):
-        found = {name: spec for name, spec in header.tensors.items() if not name.startswith(unread_prefix or "\0")}
+        found = {k: spec for k, spec in header.tensors.items() if not unread_prefix or not k.startswith(unread_prefix)}
         _check_expected(path, found, expected, optional)
         return {name: reader.get_tensor(name) for name in found}
 
