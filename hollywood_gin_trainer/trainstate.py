@@ -67,7 +67,7 @@ def load_training(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
     """(config, the "train" dict) of a training checkpoint; a run directory means its last.pt."""
     if os.path.isdir(path):
         path = os.path.join(path, "last.pt")
-        if not os.path.lexists(path):  # anything else there is named by read_checkpoint (a FIFO, a device, ...)
+        if not os.path.lexists(path):  # anything else there is named by read_training_file (a FIFO, a device, ...)
             raise FileNotFoundError(f"--resume: no last.pt in the run directory {os.path.dirname(path)}")
     data = read_training_file(path)
     train = data.get(TRAIN_KEY) if isinstance(data, dict) else None
