@@ -19,6 +19,7 @@ import time
 import numpy as np
 import pytest
 
+from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.play import terminal as play
 from hollywood_gin_env.play.session import load_match
 from hollywood_gin_env.support import atomic
@@ -95,7 +96,7 @@ def test_a_full_disk_keeps_the_previous_file_and_says_so(tmp_path, monkeypatch):
     path = tmp_path / "policy.safetensors"
     write_tensor_file(path, {"w": np.zeros(10, np.float32)}, {"run": 1})
     before = path.read_bytes()
-    monkeypatch.setattr(atomic.os, "fdopen", lambda fd, mode: FullDisk(fd, "wb"))
+    monkeypatch.setattr(atomic, "open", lambda name, mode: FullDisk(name, "xb"), raising=False)
     with pytest.raises(AtomicWriteError) as caught:
         write_tensor_file(path, {"w": np.zeros(1000, np.float32)}, {"run": 2})
     with pytest.raises(AtomicWriteError, match="nothing was written"):
@@ -218,15 +219,18 @@ def test_a_regular_file_is_read_whole_and_a_larger_one_refused_unread(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["device", "fifo", "directory"])
-@pytest.mark.parametrize("reader", ["saved match", "tensor file", "play --resume"])
+@pytest.mark.parametrize("reader", ["saved match", "tensor file", "checkpoint", "play --resume"])
 def test_a_user_file_that_is_not_a_regular_file_is_refused_at_once_by_kind(tmp_path, capsys, kind, reader):
     """/dev/zero never ends and its size reads 0; a FIFO waits for a writer: each is refused without waiting."""
     path = {"device": "/dev/zero", "directory": str(tmp_path)}.get(kind, str(tmp_path / "pipe"))
+    if reader == "checkpoint":
+        pytest.importorskip("torch")
     if kind == "fifo":
         os.mkfifo(path)
     read = {
         "saved match": lambda: load_match(path),
         "tensor file": lambda: read_tensors(path, {}),
+        "checkpoint": lambda: load_agent(f"checkpoint:{path}"),
         "play --resume": lambda: play.main(["--resume", path, "--no-color"]),
     }[reader]
     outcome: list = []

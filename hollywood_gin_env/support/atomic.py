@@ -21,7 +21,6 @@ import stat
 from hollywood_gin_env.support.userfiles import describe_kind, shown
 
 _TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 class AtomicWriteError(OSError):
@@ -71,18 +70,15 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     folder, name = os.path.split(os.path.abspath(path))
     temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
     try:
-        handle = os.open(temporary, _CREATE_FLAGS, 0o666)
-    except OSError as error:
-        raise AtomicWriteError(path, error) from error
-    try:
-        with os.fdopen(handle, "wb") as f:
+        with open(temporary, "xb") as f:  # created exclusively, mode 0666 less the umask
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
     except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if not isinstance(error, FileExistsError):  # a temporary file of that name is another write's
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         if isinstance(error, OSError):
             raise AtomicWriteError(path, error) from error
         raise
