@@ -72,8 +72,9 @@ class Interrupt:
 
 
 def say(message: str) -> None:
-    """A progress note (stderr, so that stdout holds only the closing summary)."""
-    tqdm.write(message, file=sys.stderr)  # above any progress bar, never through it
+    """A progress note (stderr, so that stdout holds only the closing summary; a path's control characters
+    escaped)."""
+    tqdm.write(printable_message(message), file=sys.stderr)  # above any progress bar, never through it
 
 
 def check_args(args: argparse.Namespace) -> None:
@@ -278,8 +279,10 @@ def finish(run: TrainingRun, run_dir: Path, writer: SummaryWriter) -> None:
     figures = progress.history[-1] if progress.history else {}
     wins = ", ".join(f"{key[7:]} {value:.1%}" for key, value in figures.items() if key.startswith("win_vs_"))
     print(
-        f"done: {progress.update} updates, {progress.global_step:,} decisions, {progress.wall_seconds / 60:.1f} min;"
-        f" final evaluation: {wins or 'none'}\npolicy: {run_dir / POLICY}  best: {run_dir / BEST}"
+        printable_message(
+            f"done: {progress.update} updates, {progress.global_step:,} decisions, {progress.wall_seconds / 60:.1f} "
+            f"min; final evaluation: {wins or 'none'}\npolicy: {run_dir / POLICY}  best: {run_dir / BEST}"
+        )
     )
 
 

@@ -43,8 +43,9 @@ from hollywood_gin_trainer.privileged import privileged_view_size
 if TYPE_CHECKING:
     from hollywood_gin_env.agents.base import AgentProtocol
     from hollywood_gin_env.engine.threads import KernelThreads
-    from hollywood_gin_trainer.arena import Arena
 
+#: arena.py's Arena (or workers.py's RemoteArena), which imports this module (so named here, not imported).
+Matches = Any
 CRITICS = ("player", "privileged")
 PRIVILEGED_CRITIC_WIDTH = 256  # the privileged value head's hidden layers: it combines the two inputs, not adds them
 #: Fewest matches a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
@@ -142,7 +143,7 @@ class Rollout:
         self.bootstrap = np.zeros((num_envs, 2), dtype=np.float32)  # V of each seat's view at the rollout's end
 
 
-def collect(arena: Arena, model: ActorCritic | None, teacher: AgentProtocol | None = None) -> Rollout:
+def collect(arena: Matches, model: ActorCritic | None, teacher: AgentProtocol | None = None) -> Rollout:
     """Play `arena.rollout.steps` steps of every match: the learner's rows (or, given a `teacher` that plays every
     seat, the teacher's) with their rewards credited; `arena.forward_s` is the time in the learner's forward passes."""
     storage, device = arena.rollout, arena.device
@@ -179,7 +180,7 @@ def collect(arena: Arena, model: ActorCritic | None, teacher: AgentProtocol | No
     return storage
 
 
-def bootstrap(arena: Arena, model: ActorCritic) -> np.ndarray:
+def bootstrap(arena: Matches, model: ActorCritic) -> np.ndarray:
     """V of each seat's view at the rollout's end (for the chains the rollout cuts)."""
     values = np.zeros((arena.num_envs, 2), dtype=np.float32)
     with torch.no_grad():
@@ -267,7 +268,7 @@ def per_player_gae(rewards, values, valid, players, dones, bootstrap, gamma, lam
             has_next[i, p] = True
 
 
-def rollout_batch(arena: Arena, model: ActorCritic, config: PPOConfig) -> Batch:
+def rollout_batch(arena: Matches, model: ActorCritic, config: PPOConfig) -> Batch:
     """One rollout of the arena's matches and its GAE, as the learner's batch on the arena's device."""
     storage = collect(arena, model)
     gae = advantages(storage, config.gamma, config.gae_lambda, arena.threads)
@@ -424,7 +425,7 @@ def update(
     config: Config,
     model: ActorCritic,
     optimizer: torch.optim.Optimizer,
-    arena: Any,
+    arena: Matches,
     number: int,
     generator: torch.Generator,
 ) -> dict[str, float]:

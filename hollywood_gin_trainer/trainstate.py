@@ -27,7 +27,7 @@ import os
 import reprlib
 import sys
 from dataclasses import asdict, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -47,9 +47,8 @@ from hollywood_gin_trainer.config import (
     validated,
 )
 
-if TYPE_CHECKING:
-    from hollywood_gin_trainer.run import TrainingRun
-
+#: run.py's TrainingRun, which imports this module (so named here, not imported).
+Run = Any
 #: Far above any weight a run trains (the shipped bot's largest is 1.6), far below what overflows a forward pass.
 MAX_WEIGHT = 1e4
 #: Decisions one run may train on: the warm start's and every update's, each at most 2**20.
@@ -111,13 +110,13 @@ def policy_record(config: Config, progress: Progress, commit: str) -> dict[str, 
 # ------------------------------------------------------------------------------------------------ writing
 
 
-def save(path: str | os.PathLike, run: TrainingRun) -> None:
+def save(path: str | os.PathLike, run: Run) -> None:
     """Write the run's state to path atomically (module docstring's layout)."""
     tensors, data = state(run)
     save_checkpoint(path, run.model.policy, run.policy_config, extra_tensors=tensors, train=data)
 
 
-def state(run: TrainingRun) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """(tensors under their names less EXTRA_PREFIX, the "train" object) of a run."""
     tensors = {f"model.{name}": array for name, array in _numpy(run.model.value_head.state_dict(), "value_head.")}
     optimizer = run.optimizer.state_dict()
@@ -161,7 +160,7 @@ def read_config(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
         raise ValueError(f"{_shown(path)}: the saved config: {error}") from None
 
 
-def load(path: str | os.PathLike, run: TrainingRun, train: dict[str, Any]) -> None:
+def load(path: str | os.PathLike, run: Run, train: dict[str, Any]) -> None:
     """Restore a run of the file's config from the file (its "train" object already read): every tensor read
     against the run's own dtypes and shapes, every value checked, then restored; ValueError naming the value."""
     try:
@@ -179,7 +178,7 @@ def load(path: str | os.PathLike, run: TrainingRun, train: dict[str, Any]) -> No
         raise ValueError(f"{_shown(path)}: the training state is damaged: {escape_controls(detail)}") from None
 
 
-def own_specs(run: TrainingRun, snapshots: int) -> dict[str, Spec]:
+def own_specs(run: Run, snapshots: int) -> dict[str, Spec]:
     """The training state's tensors (names less EXTRA_PREFIX) a run of this config holds with `snapshots` snapshots
     and Adam's state of every parameter: name -> (numpy dtype name, shape)."""
     tensors, _ = state(run)
@@ -239,7 +238,7 @@ def check_pool_record(record: Any, config: Config, progress: Progress) -> int:
     return len(updates)
 
 
-def check(run: TrainingRun, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
+def check(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
     """ValueError naming the first value out of its range (module docstring)."""
     for name, array in found.items():
         if _is_weight(name):
@@ -270,7 +269,7 @@ def _check_bound(name: str, array: np.ndarray, bound: float, low: float | None =
         raise ValueError(f"{name}: values must be finite and lie in {low:g}..{bound:g}, found {extreme}")
 
 
-def check_optimizer(saved: Any, found: dict[str, np.ndarray], run: TrainingRun, progress: Progress) -> None:
+def check_optimizer(saved: Any, found: dict[str, np.ndarray], run: Run, progress: Progress) -> None:
     """ValueError naming the value unless Adam's saved groups are the run's own (lr within 0..train.lr) and its
     moments and steps are what the updates done can have made (module docstring)."""
     own = run.optimizer.state_dict()["param_groups"]
@@ -321,7 +320,7 @@ def _plain(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------------ restoring
 
 
-def restore(run: TrainingRun, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
+def restore(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
     """Put the checked state into the run."""
     extra = {name.removeprefix(EXTRA_PREFIX): array for name, array in found.items() if name.startswith(EXTRA_PREFIX)}
     policy = {f"policy.{name}": _tensor(array) for name, array in found.items() if not name.startswith(EXTRA_PREFIX)}
@@ -347,7 +346,7 @@ def restore_pool(pool: Any, record: dict[str, Any], extra: dict[str, np.ndarray]
     pool.restore(weights, record["updates"], extra["pool.wins"], extra["pool.played"], record["next_slot"])
 
 
-def restore_streams(run: TrainingRun, train: dict[str, Any], generator_state: np.ndarray) -> None:
+def restore_streams(run: Run, train: dict[str, Any], generator_state: np.ndarray) -> None:
     """The numpy and torch streams; on another device than the file's, the torch stream reseeded (said once)."""
     try:
         rng = np.random.default_rng()
