@@ -29,7 +29,7 @@ from hollywood_gin_env.agents.checkpoint import (  # noqa: E402
     read_checkpoint_metadata,
     save_checkpoint,
 )
-from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes  # noqa: E402
+from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, lookahead_planes, network_inputs  # noqa: E402
 from hollywood_gin_env.agents.policy import (  # noqa: E402
     MAX_LAYERS,
     MAX_PARAMETERS,
@@ -124,7 +124,7 @@ def test_a_lookahead_policy_reads_the_lookahead_inputs_and_round_trips(tmp_path)
     obs, _ = env.reset(seed=3)
     agent = load_agent(f"checkpoint:{path}")
     for _ in range(40):  # real positions of every phase, played by the loaded agent
-        inputs = loaded.prepare(obs["observation"])
+        inputs = network_inputs(obs["observation"], loaded_config["lookahead_features"])
         assert inputs.shape == (32, OBS_SIZE + LOOKAHEAD_SIZE)
         assert np.array_equal(inputs[:, OBS_SIZE:], lookahead_planes(obs["observation"]))
         assert torch.equal(loaded(torch.from_numpy(inputs)), policy(torch.from_numpy(inputs)))
