@@ -13,7 +13,7 @@ from rich.text import Text
 
 from hollywood_gin_env.rules.cards import card_name, rank_of, suit_of
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import MAX_HAND_TURNS, Rules
 
 #: Four-colour deck: hearts red, diamonds blue, clubs green, spades in the terminal's own colour.
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
@@ -222,7 +222,12 @@ def hand_end_lines(
     if result["kind"] == "dead":
         deal = next((e for e in events[index:] if e["type"] == "deal"), None)
         again = f" {names[deal['dealer']]} {verb(names[deal['dealer']], 'deal', 'deals')} again." if deal else ""
-        lines.append(Text(f"Dead hand: the stock is down to {rules.dead_hand_stock_size} cards. Nobody scores.{again}"))
+        why = (
+            f"{MAX_HAND_TURNS} turns without a knock"
+            if result["turns"] >= MAX_HAND_TURNS
+            else f"the stock is down to {rules.dead_hand_stock_size} cards"
+        )
+        lines.append(Text(f"Dead hand: {why}. Nobody scores.{again}"))
     else:
         spread, knocker = events[index - 1], result["knocker"]
         lines += [
