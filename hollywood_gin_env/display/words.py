@@ -21,7 +21,7 @@ MINUS = "\u2212"  # the minus sign RULES.md's worked examples use
 
 Event = dict[str, Any]
 TURN_OPENERS = ("pass", "draw")  # every turn of a hand opens with one of these events
-LOG_MOVES = 200  # the moves the `log` command tells: the last of the hand
+LOG_MOVES = 100  # the moves the `log` command tells, the last of the hand: half a hand of MAX_HAND_TURNS
 
 
 def card_text(card: int) -> Text:
@@ -155,7 +155,7 @@ def move_sentences(
 
 def hand_log(events: Sequence[Event], viewer: int | None, names: Sequence[str], last: int = LOG_MOVES) -> list[Text]:
     """The `log` command's answer: the current hand's last `last` moves in words, after a line counting the earlier
-    ones left out (a hand may run to thousands of moves), or a line saying there are none yet."""
+    ones left out (a hand runs to MAX_HAND_TURNS moves), or a line saying there are none yet."""
     hand = hand_events(events)
     moves = move_sentences(hand, viewer, names, last=last)
     if not moves:
