@@ -14,6 +14,7 @@ from hollywood_gin_env.agents import Agent, GreedyAgent, RandomAgent
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel
+from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES
 from hollywood_gin_env.evaluation.evaluate import (
     bradley_terry,
     duplicate_deals,
@@ -435,14 +436,14 @@ print(code, tracemalloc.get_traced_memory()[1])
 
 @pytest.mark.slow  # two evaluations of many matches (about 5 s): CI's second command runs it
 def test_memory_does_not_grow_with_the_number_of_matches():
-    """--matches 1000000000 allocated 8-12 GB up front; now one chunk's worth, as for 400."""
+    """The most matches a pair may have (100,000) take one chunk's memory at a time, as 400 do."""
     peaks = {}
-    for matches in ("400", "1000000000"):
+    for matches in ("400", str(MAX_MATCHES)):
         out = subprocess.run(
             [sys.executable, "-c", MEMORY_PROBE, matches], capture_output=True, text=True, cwd=ROOT, timeout=300
         )
         code, peak = out.stdout.split()[-2:]
         assert code == "130" and "interrupted: 0 of 1 pairs finished" in out.stderr, out.stderr
         peaks[matches] = int(peak)
-    assert peaks["1000000000"] < 1.2 * peaks["400"] + (1 << 20), peaks
-    assert peaks["1000000000"] < 64 << 20, peaks
+    assert peaks[str(MAX_MATCHES)] < 1.2 * peaks["400"] + (1 << 20), peaks
+    assert peaks[str(MAX_MATCHES)] < 64 << 20, peaks

@@ -15,7 +15,7 @@ import pytest
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import cards_str, parse_card, parse_cards
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import MAX_HAND_TURNS, Rules
 
 DEALER, NONDEALER = 0, 1
 DRAW, TAKE, PASS = ACTION_DRAW_STOCK, ACTION_TAKE, ACTION_PASS
@@ -622,6 +622,23 @@ def test_e11_dead_hand_after_turn_29(dealer_rule):
     deal = game.events[-1]
     assert deal["type"] == "deal" and deal["hand"] == 2 and deal["dealer"] == DEALER
     assert game.stock_size == 31 and game.phase == "offer_nondealer" and game.current_player == NONDEALER
+
+
+def test_a22_a_hand_of_takes_and_discards_is_dead_after_200_turns():
+    """A22: both players always take the face-up card and throw another, so the stock stays at 31 and nobody knocks.
+
+    Turn 200's discard ends the hand as a drawn one: nobody scores, nothing is entered, the same dealer deals hand 2.
+    """
+    game = Game(seed=0)
+    dealer = game.dealer
+    while game.last_result is None:
+        legal = game.legal_actions()
+        game.step(TAKE if TAKE in legal else next(a for a in legal if DISCARD_BASE <= a < KNOCK_BASE))
+    result = game.last_result
+    assert (result["kind"], result["winner"], result["points"], result["turns"]) == ("dead", -1, 0, MAX_HAND_TURNS)
+    assert game.score_sheet["totals"] == [[0, 0]] * 3 and game.score_sheet["entries"] == [[0, 0]] * 3
+    deal = game.events[-1]
+    assert (deal["type"], deal["hand"], deal["dealer"], game.stock_size) == ("deal", 2, dealer, 31)
 
 
 def test_r27_knock_allowed_on_the_turn_the_stock_reaches_2():

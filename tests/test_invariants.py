@@ -27,7 +27,7 @@ from hollywood_gin_env.rules.actions import (
 )
 from hollywood_gin_env.rules.cards import CARD_VALUES
 from hollywood_gin_env.rules.melds import BIG, discard_deadwoods_mask, min_deadwood_mask
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import MAX_HAND_TURNS, Rules
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_NAMES, KIND_UNDERCUT
 from hollywood_gin_env.rules.showdown import showdown
 
@@ -221,7 +221,7 @@ def check_hand_end(state: EngineState, before: EngineState, i: int, rules: Rules
     last = state.last_hand[i]
     if last[col.R_KIND] == KIND_DEAD:
         stock_before = 52 - before.match[i, col.M_STOCK_POS]
-        assert stock_before == 2, "R26: a hand dies only with 2 cards in the stock"
+        assert stock_before == 2 or last[col.R_TURNS] == MAX_HAND_TURNS, "R26, A22: a hand dies with 2 stock cards"
         assert last[col.R_WINNER] == -1 and last[col.R_POINTS] == 0 and last[col.R_CREDITED] == 0
         assert sheet_of(state, i) == sheet_of(before, i), "I5: a dead hand changed the sheet"
         assert state.match[i, col.M_DEALER] == before.match[i, col.M_DEALER], "I5, R29: a dead hand changed the dealer"

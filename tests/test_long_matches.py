@@ -1,7 +1,7 @@
-"""Long matches: the rules let a hand of take-and-discard cycles go on without end, so a save file, a resume and the
-page's requests must stay bounded. A save that `play --resume` would refuse is never written (the file keeps the last
-save that resumes), a file with more moves than a save may hold is refused before it is replayed, and the page and
-the `log` command tell only a hand's last moves."""
+"""Long matches: take-and-discard cycles make every hand dead at MAX_HAND_TURNS (A22) and a match of dead hands goes
+on without end, so a save file, a resume and the page's requests must stay bounded. A save that `play --resume` would
+refuse is never written (the file keeps the last save that resumes), a file with more moves than a save may hold is
+refused before it is replayed, and the page and the `log` command tell only a hand's last moves."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BAS
 
 def always_take(game: Game, actions: int) -> Game:
     """Play `actions` moves in which both players take the face-up card whenever they may, else discard their
-    lowest legal card: a hand that never ends (the stock is never drawn)."""
+    lowest legal card: the stock is never drawn, so each hand runs to MAX_HAND_TURNS and is dead."""
     for _ in range(actions):
         legal = game.legal_actions()
         discards = [a for a in legal if DISCARD_BASE <= a < KNOCK_BASE]
@@ -51,9 +51,16 @@ def test_move_sentences_told_for_the_last_turns_equal_the_tail_of_all_of_them():
             assert [t.plain for t in move_sentences(events, 0, ("You", "Bot"), last=k)] == whole[-k:], (seed, k)
 
 
+def in_a_long_hand(game: Game, turns: int) -> Game:
+    """Play take-and-discard cycles until the current hand has at least `turns` moves and it is seat 0's turn."""
+    while turn_count(hand_events(game.events)) < turns or game.current_player != 0:
+        always_take(game, 1)
+    return game
+
+
 def test_the_log_of_a_long_hand_tells_its_last_moves_after_a_count_of_the_others():
-    """A hand of 3,000 moves: `log` tells the last LOG_MOVES turns after one line counting the earlier ones."""
-    game = always_take(Game(seed=1), 3000)
+    """A hand of 150 moves: `log` tells the last LOG_MOVES turns after one line counting the earlier ones."""
+    game = in_a_long_hand(Game(seed=1), LOG_MOVES + 50)
     lines = [t.plain for t in hand_log(game.events, 0, ("You", "Bot"))]
     earlier = turn_count(hand_events(game.events)) - LOG_MOVES
     assert len(lines) == LOG_MOVES + 1 and lines[0] == f"({earlier:,} earlier moves not shown)", lines[:2]
@@ -61,10 +68,9 @@ def test_the_log_of_a_long_hand_tells_its_last_moves_after_a_count_of_the_others
 
 def test_the_pages_state_of_a_long_hand_is_a_few_kilobytes():
     """The state the page asks for after every move holds the hand's last moves and a count of the earlier ones,
-    so its size does not grow with the hand (20,000 moves: under 16 KB, not a megabyte)."""
+    so its size does not grow with the hand or the match (a hand of 150 moves after 20,000: under 16 KB)."""
     view = pytest.importorskip("hollywood_gin_env.play.web.view")
-    game = always_take(Game(seed=1), 20_000)
-    game = always_take(game, 1) if game.current_player != 0 else game
+    game = in_a_long_hand(always_take(Game(seed=1), 20_000), view.RECENT_MOVES + 90)
     state = view.page_view(Session(game, 0, "greedy", hold_hand_ends=True), 0)
     assert len(json.dumps(state)) < 16_000
     assert len(state["moves"]) == view.RECENT_MOVES

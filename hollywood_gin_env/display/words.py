@@ -13,7 +13,7 @@ from rich.text import Text
 
 from hollywood_gin_env.rules.cards import card_name, rank_of, suit_of
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import MAX_HAND_TURNS, Rules
 
 #: Four-colour deck: hearts red, diamonds blue, clubs green, spades in the terminal's own colour.
 SUIT_STYLES = ("bold", "bold red", "bold blue", "bold green")
@@ -21,7 +21,7 @@ MINUS = "\u2212"  # the minus sign RULES.md's worked examples use
 
 Event = dict[str, Any]
 TURN_OPENERS = ("pass", "draw")  # every turn of a hand opens with one of these events
-LOG_MOVES = 200  # the moves the `log` command tells: the last of the hand
+LOG_MOVES = 100  # the moves the `log` command tells, the last of the hand: half a hand of MAX_HAND_TURNS
 
 
 def card_text(card: int) -> Text:
@@ -155,7 +155,7 @@ def move_sentences(
 
 def hand_log(events: Sequence[Event], viewer: int | None, names: Sequence[str], last: int = LOG_MOVES) -> list[Text]:
     """The `log` command's answer: the current hand's last `last` moves in words, after a line counting the earlier
-    ones left out (a hand may run to thousands of moves), or a line saying there are none yet."""
+    ones left out (a hand runs to MAX_HAND_TURNS moves), or a line saying there are none yet."""
     hand = hand_events(events)
     moves = move_sentences(hand, viewer, names, last=last)
     if not moves:
@@ -222,7 +222,12 @@ def hand_end_lines(
     if result["kind"] == "dead":
         deal = next((e for e in events[index:] if e["type"] == "deal"), None)
         again = f" {names[deal['dealer']]} {verb(names[deal['dealer']], 'deal', 'deals')} again." if deal else ""
-        lines.append(Text(f"Dead hand: the stock is down to {rules.dead_hand_stock_size} cards. Nobody scores.{again}"))
+        why = (
+            f"{MAX_HAND_TURNS} turns without a knock"
+            if result["turns"] >= MAX_HAND_TURNS
+            else f"the stock is down to {rules.dead_hand_stock_size} cards"
+        )
+        lines.append(Text(f"Dead hand: {why}. Nobody scores.{again}"))
     else:
         spread, knocker = events[index - 1], result["knocker"]
         lines += [

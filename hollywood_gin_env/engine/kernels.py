@@ -19,6 +19,7 @@ from hollywood_gin_env.rules.options import (
     DEALER_LOSER_DEALS,
     DEALER_WINNER_DEALS,
     LAST_DISCARD_MAY_TAKE,
+    MAX_HAND_TURNS,
     P_ALLOW_REDISCARD,
     P_DEAD_STOCK,
     P_DEALER_RULE,
@@ -213,7 +214,8 @@ def _after_hand(i: int, winner: int, s: EngineState, params: np.ndarray) -> None
 
 @njit_inline
 def _discard(i: int, card: int, s: EngineState, params: np.ndarray) -> None:
-    """Discard without knocking; the hand dies when the stock is down to its last cards (R26, R28)."""
+    """Discard without knocking; the hand dies when the stock is down to its last cards (R26, R28) or after
+    MAX_HAND_TURNS draws (A22)."""
     match = s.match
     player = match[i, col.M_PLAYER]
     s.hands[i, player] &= ~(1 << card)
@@ -225,6 +227,8 @@ def _discard(i: int, card: int, s: EngineState, params: np.ndarray) -> None:
     match[i, col.M_TAKEN] = -1
     match[i, col.M_PHASE] = col.PHASE_DRAW
     if NUM_CARDS - match[i, col.M_STOCK_POS] > params[P_DEAD_STOCK]:
+        if match[i, col.M_TURNS] >= MAX_HAND_TURNS:
+            _dead_hand(i, s, params)
         return
     if params[P_LAST_DISCARD] == LAST_DISCARD_MAY_TAKE and _can_knock_with(s.hands[i, 1 - player], card, params):
         match[i, col.M_PHASE] = col.PHASE_LAST_DISCARD

@@ -15,6 +15,10 @@ from typing import Any
 
 import numpy as np
 
+#: A22: a hand whose draws (stock or pile, both players counted) reach this many without a knock is dead. Only
+#: take-and-discard cycles come near it: the stock allows 29 stock draws, and uniformly random play averages 58 turns.
+MAX_HAND_TURNS = 200
+
 # Indices into the parameter vector passed to the kernels.
 P_KNOCK_LIMIT = 0
 P_GIN_BONUS = 1

@@ -27,7 +27,7 @@ from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
 
 WHO = ("you", "bot")  # how the page names the two players, whatever their seats
-RECENT_MOVES = 60  # the hand's moves the page lists, the last ones (a hand may run to thousands)
+RECENT_MOVES = 60  # the hand's moves the page lists, the last ones (a hand runs to MAX_HAND_TURNS)
 
 
 def names(cards: Sequence[int]) -> list[str]:
