@@ -26,6 +26,8 @@ from hollywood_gin_trainer.rundir import BEST, LAST, POLICY  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--config", "configs/smoke.toml", "--no-progress"]
+#: The smoke run made long enough (16 updates, an evaluation every 2) that random kills land inside it, not after it.
+LONG = [*SMOKE, "--set", "train.updates=16", "--set", "ppo.rollout_steps=128", "--set", "eval.matches=20"]
 
 
 class NoCtrlC:
@@ -63,15 +65,20 @@ def run_main(argv: list[str], capsys) -> str:
     return capsys.readouterr().out
 
 
+def train_unbroken(run_dir: Path, argv: list[str]) -> tuple[dict, float]:
+    """What train.py with `argv` writes into `run_dir` without a stop, and its wall seconds."""
+    start = time.monotonic()
+    process = subprocess.run(
+        [sys.executable, "train.py", *argv, "--run-dir", str(run_dir)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert process.returncode == 0, process.stderr[-2000:]
+    return outcome(run_dir, process.stdout.replace("python train.py", train.PROG)), time.monotonic() - start
+
+
 @pytest.fixture(scope="module")
 def unbroken(tmp_path_factory) -> dict:
     """The smoke run trained without a stop (evaluations at updates 2 and 4)."""
-    run_dir = tmp_path_factory.mktemp("unbroken") / "run"
-    process = subprocess.run(
-        [sys.executable, "train.py", *SMOKE, "--run-dir", str(run_dir)], cwd=ROOT, capture_output=True, text=True
-    )
-    assert process.returncode == 0, process.stderr[-2000:]
-    return outcome(run_dir, process.stdout.replace("python train.py", train.PROG))
+    return train_unbroken(tmp_path_factory.mktemp("unbroken") / "run", SMOKE)[0]
 
 
 def stop_once(monkeypatch, name: str, when, after: bool = False) -> None:
@@ -126,16 +133,18 @@ def test_a_run_stopped_at_any_point_resumes_to_the_unbroken_run(unbroken, tmp_pa
 
 
 @pytest.mark.slow  # a dozen train.py processes killed at random moments (about a minute)
-def test_sigkill_at_random_moments_and_during_evaluations_resumes_to_the_unbroken_run(unbroken, tmp_path):
-    """SIGKILL at random moments of the smoke run, and just after each save that marks an evaluation due, until
-    the run finishes: its directory then holds what the unbroken run's does, and each kill's leftovers are gone."""
+def test_sigkill_at_random_moments_and_during_evaluations_resumes_to_the_unbroken_run(tmp_path):
+    """SIGKILL at random moments of a 16-update run (between a tenth and a third of its unbroken time after each
+    start), and just after each save that marks an evaluation due, until the run finishes: its directory then holds
+    what the unbroken run's does, and each kill's leftovers are gone."""
+    unbroken, seconds = train_unbroken(tmp_path / "unbroken", LONG)
     rng = np.random.default_rng(0)
     run_dir, kills, during_evaluation = tmp_path / "run", 0, 0
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     while True:
         fresh = not (run_dir / LAST).exists()
         argv = (
-            [*SMOKE, "--run-dir", str(run_dir), "--overwrite"] if fresh else ["--resume", str(run_dir), "--no-progress"]
+            [*LONG, "--run-dir", str(run_dir), "--overwrite"] if fresh else ["--resume", str(run_dir), "--no-progress"]
         )
         process = subprocess.Popen(
             [sys.executable, "train.py", *argv],
@@ -147,7 +156,7 @@ def test_sigkill_at_random_moments_and_during_evaluations_resumes_to_the_unbroke
         )
         if kills < 12:
             targeted = kills % 2 == 1
-            deadline = time.monotonic() + (30 if targeted else rng.uniform(2.0, 9.0))
+            deadline = time.monotonic() + (30 if targeted else rng.uniform(0.1, 0.35) * seconds)
             while time.monotonic() < deadline and process.poll() is None:
                 if targeted and _evaluation_due(run_dir):
                     break
