@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from gymnasium.error import ResetNeeded
 
-from hollywood_gin_env.engine.batched import Engine, check_deck
+from hollywood_gin_env.engine.batched import Engine, check_deck, step_rows
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
@@ -148,13 +148,14 @@ class LearnerMatches:
         actions = as_actions(actions, self.num_matches)
         if self.raise_illegal and batch.mark_illegal(actions, self.engine.legal_mask, self._all, self.illegal):
             raise ValueError(self._illegal_message(passed))
-        s, playing = self.engine.state, self._playing
-        batch.begin_step(
-            actions, self.engine.legal_mask, self.illegal, playing, self._pending, self.rewards, self.ended
-        )
+        engine, playing = self.engine, self._playing
+        s = engine.state
+        batch.begin_step(actions, engine.legal_mask, self.illegal, playing, self._pending, self.rewards, self.ended)
         try:
-            self.engine.step(actions, playing)
-            batch.credit_rows(self.engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
+            # step_rows, not engine.step: the actions and the mask are already checked (a single env's step is
+            # a few microseconds, so the second check would cost a few percent)
+            step_rows(engine.threads, actions, playing, engine.params, engine.arrays)
+            batch.credit_rows(engine, self.seats, playing, self.mode, self.hand_episodes, self.rewards, self.ended)
             self._play_opponent(playing, self.ended, self.rewards, self.hand_episodes)
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
             self._break("step", error)
