@@ -86,6 +86,7 @@ class Progress:
         for name, summary in results.items():
             headline[f"win_vs_{name}"] = round(summary["match_win_rate"], 4)
             headline[f"low_vs_{name}"] = round(summary["match_win_ci95"][0], 4)
+            headline[f"high_vs_{name}"] = round(summary["match_win_ci95"][1], 4)
         self.history.append(headline)
         self.evaluation_due = False
         low = results[best_by]["match_win_ci95"][0]
