@@ -111,13 +111,21 @@ class TrainingRun:
             self.arena = Arena(config, self.pool, self.rng, self.generator, self.device, num_threads=self.env_threads)
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
+        self.init: dict[str, torch.Tensor] | None = None  # warmstart.init's weights, for start() (create reads them)
 
     @classmethod
     def create(
         cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown", ray_address: str | None = None
     ) -> TrainingRun:
-        """A new run of a checked config; `start()` runs its warm start and deals its matches."""
-        return cls(config, device, commit, ray_address)
+        """A new run of a checked config; `start()` runs its warm start (or takes `warmstart.init`'s weights, read
+        and checked here, so a bad file stops the run before anything trains) and deals its matches."""
+        run = cls(config, device, commit, ray_address)
+        try:
+            run.init = init_weights(config.warmstart.init, run.policy_config) if config.warmstart.init else None
+        except BaseException:
+            run.close()
+            raise
+        return run
 
     @classmethod
     def resume(
@@ -144,7 +152,7 @@ class TrainingRun:
         PPO. log(epoch, stats) after each cloning epoch."""
         w = self.config.warmstart
         if w.init:
-            self.model.policy.load_state_dict(init_weights(w.init, self.policy_config))
+            self.model.policy.load_state_dict(self.init)
         elif w.teacher != "none" and w.decisions > 0:
             self.progress.global_step = self._warm_start(log, show_progress)
         self.arena.reset(seed=self.config.train.seed)
