@@ -14,7 +14,9 @@ most. Frozen opponents sample from their policy (they are not trained on), on th
 
 from __future__ import annotations
 
+import hashlib
 from enum import IntEnum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from torch import nn
 
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.base import AgentProtocol
+from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, bot_path
 from hollywood_gin_env.agents.lookahead_planes import network_inputs
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy
@@ -66,6 +69,7 @@ class OpponentPool:
         count = self.threads.num_threads
         self.heuristics = {kind: load_agent(kind.name.lower(), num_threads=count) for kind in HEURISTICS}
         self.target = load_target(config.target, seed, count) if config.target else None
+        self.target_digest = target_digest(config.target)  # a resumed run checks it plays the same target
         self.snapshots: list[nn.Module] = []
         self.updates: list[int] = []  # the update each slot's snapshot was taken at
         self.wins = np.zeros(config.pool_size)  # learner wins and matches against each slot
@@ -172,3 +176,20 @@ def load_target(text: str, seed: int | None, num_threads: int) -> AgentProtocol:
     if isinstance(policy, nn.Module):
         policy.eval().requires_grad_(False)
     return agent
+
+
+def target_digest(text: str) -> str | None:
+    """SHA-256 of the file a policy target (`bot`, `checkpoint:PATH`) is read from; None for a heuristic or none."""
+    _, spec = parse_agent_arg(text) if text else (None, "")
+    key = spec.strip()
+    if key.lower() == BOT_NAME:
+        path: str | Path = bot_path()
+    elif key.lower().startswith(CHECKPOINT_PREFIX):
+        path = key[len(CHECKPOINT_PREFIX) :]
+    else:
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
