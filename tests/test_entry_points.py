@@ -168,10 +168,16 @@ def test_the_agents_folder_is_an_alias_of_the_trainer():
 
 @pytest.mark.parametrize(
     ("script", "module"),
-    [("train.py", "hollywood_gin_trainer.main"), ("play.py", "hollywood_gin_env.play.terminal"), ("evaluate.py", None)],
+    [
+        ("train.py", "hollywood_gin_trainer.main"),
+        ("exploit.py", "hollywood_gin_trainer.exploit"),
+        ("play.py", "hollywood_gin_env.play.terminal"),
+        ("evaluate.py", None),
+    ],
 )
 def test_the_root_programs_are_thin(script, module):
-    """train.py, play.py and evaluate.py at the root only call the installed package's main (the logic ships)."""
+    """train.py, exploit.py, play.py and evaluate.py at the root only call the installed package's main (the logic
+    ships)."""
     text = (ROOT / script).read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
     assert f"from {module or 'hollywood_gin_env.evaluation.evaluate'} import main" in text
