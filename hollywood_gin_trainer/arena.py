@@ -28,7 +28,7 @@ from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import RolloutForward
-from hollywood_gin_trainer.pool import NO_SLOT, Opponent, OpponentPool, load_target
+from hollywood_gin_trainer.pool import NO_SLOT, Opponent, OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, Rollout, rollout_batch
 from hollywood_gin_trainer.privileged import expert_deal_scores, privileged_view
 
@@ -156,9 +156,10 @@ class Arena:
         return [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
 
     def _eval_agent(self, name: str, num_threads: int):
-        """The agent of an eval opponent's name: a heuristic, or "target" (selfplay.target, built afresh)."""
+        """The agent of an eval opponent's name: a heuristic, or "target": the pool's own (the very agent trained
+        against, never a second read of its file)."""
         if name == "target":
-            return load_target(self.config.selfplay.target, self.config.train.seed, num_threads)
+            return self.pool.target
         return load_agent(name, num_threads=num_threads)
 
     def close(self) -> None:
