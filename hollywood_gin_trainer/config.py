@@ -217,7 +217,7 @@ class SelfPlayConfig:
     """share against `target` (hollywood-gin exploit: the only opponent of a best response)"""
     target: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
     """a frozen agent of any spec load_agent reads ("bot", "expert", "greedy", "random", "checkpoint:PATH"), or
-    NAME=SPEC to label it; never trained, and "target" in eval.opponents; empty: none"""
+    NAME=SPEC to label it; never trained; "target" in eval.opponents evaluates against it; empty: none"""
     snapshot_every: Int(1) = 25
     """updates between snapshots added to the pool"""
     pool_size: Int(1, 64) = 8
