@@ -1,8 +1,10 @@
-"""The `hollywood-gin` command: `hollywood-gin play|evaluate|train [OPTIONS]`, also `python -m hollywood_gin_env ...`.
+"""The `hollywood-gin` command: `hollywood-gin play|evaluate|train|exploit [OPTIONS]`, also `python -m
+hollywood_gin_env ...`.
 
 Each subcommand is its program's own command line, with its own `--help`: `play` (hollywood_gin_env.play.terminal),
-`evaluate` (hollywood_gin_env.evaluation.evaluate) and `train` (hollywood_gin_trainer.main, which needs the [train]
-extra; its `--help` works without it). In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are
+`evaluate` (hollywood_gin_env.evaluation.evaluate), `train` (hollywood_gin_trainer.main) and `exploit`
+(hollywood_gin_trainer.exploit, a best response against a frozen agent); the last two need the [train] extra, and
+their `--help` works without it. In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are
 the same three programs. A program is imported only when its subcommand runs, so `play` and `evaluate` start without
 torch.
 """
@@ -25,12 +27,15 @@ COMMANDS = {
     ),
     "evaluate": ("hollywood_gin_env.evaluation.evaluate", "benchmark agents against each other on duplicate deals"),
     "train": ("hollywood_gin_trainer.main", "train a bot by self-play (needs the [train] extra)"),
+    "exploit": ("hollywood_gin_trainer.exploit", "train a best response against a frozen agent (the [train] extra)"),
 }
-#: what `train` imports that the core install lacks (the [train] extra brings them)
+#: the subcommands that train (they need the [train] extra)
+TRAINING_COMMANDS = ("train", "exploit")
+#: what they import that the core install lacks (the [train] extra brings them)
 TRAIN_NEEDS = ("torch", "tensorboard")
 HELP_FLAGS = ("-h", "--help")
 #: a command's documentation where it is not its program's module (train's imports torch; its options do not)
-DOC_MODULES = {"train": "hollywood_gin_trainer.options"}
+DOC_MODULES = {"train": "hollywood_gin_trainer.options", "exploit": "hollywood_gin_trainer.options"}
 
 
 def usage(prog: str) -> str:
@@ -39,7 +44,7 @@ def usage(prog: str) -> str:
     lines = [
         f"usage: {prog} {{{','.join(COMMANDS)}}} [OPTIONS]",
         "",
-        "Hollywood Gin: play the shipped bot, benchmark agents, train a bot.",
+        "Hollywood Gin: play the shipped bot, benchmark agents, train a bot, train a best response to one.",
         "",
         "commands:",
         *(f"  {name:<{width}}  {about}" for name, (_, about) in COMMANDS.items()),
@@ -56,13 +61,15 @@ def missing_for_training() -> list[str]:
 
 
 def training_unavailable(prog: str, argv: list[str], missing: list[str]) -> int:
-    """`train` without its extra: the options if asked for (--help), then what to install; 0 after help, else 2."""
+    """`train` or `exploit` without the extra: the options if asked for (--help), then what to install; 0 after
+    help, else 2."""
     asked_for_help = any(arg in HELP_FLAGS for arg in argv)
     if asked_for_help:
-        from hollywood_gin_trainer.options import parse_args  # argparse only: no torch
+        from hollywood_gin_trainer.options import parse_args, parse_exploit_args  # argparse only: no torch
 
+        parse = parse_exploit_args if prog.endswith(" exploit") else parse_args
         with contextlib.suppress(SystemExit):  # argparse exits after the help
-            parse_args(["--help"], prog)
+            parse(["--help"], prog)
     needs = f"training needs {' and '.join(missing)}, not installed: {install_hint('train')}"
     print(f"{prog}: {'to run it' if asked_for_help else 'error'}: {needs}", file=sys.stderr)
     return 0 if asked_for_help else 2
@@ -93,7 +100,7 @@ def main(argv: list[str] | None = None, prog: str = "hollywood-gin") -> int:
     if name not in COMMANDS:
         print(f"{prog}: error: unknown command {name!r}: use one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
-    if name == "train" and (missing := missing_for_training()):
+    if name in TRAINING_COMMANDS and (missing := missing_for_training()):
         return training_unavailable(f"{prog} {name}", rest, missing)
     try:
         program = importlib.import_module(COMMANDS[name][0])

@@ -152,8 +152,15 @@ class Arena:
         greedy policy in seat A, played here; the records in the jobs' order."""
         count = self.threads.num_threads
         learner = PolicyAgent(model.policy, deterministic=True, name="learner", num_threads=count)
-        opponents = {name: load_agent(name, num_threads=count) for name in dict.fromkeys(job.specs[1] for job in jobs)}
+        opponents = {name: self._eval_agent(name, count) for name in dict.fromkeys(job.specs[1] for job in jobs)}
         return [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
+
+    def _eval_agent(self, name: str, num_threads: int):
+        """The agent of an eval opponent's name: a heuristic, or "target": the pool's own (the very agent trained
+        against, never a second read of its file)."""
+        if name == "target":
+            return self.pool.target
+        return load_agent(name, num_threads=num_threads)
 
     def close(self) -> None:
         """Nothing to stop: the matches live in this process."""
@@ -175,6 +182,8 @@ class Arena:
         _check_range("arena.slot", slot, NO_SLOT, snapshots - 1)
         if ((kind == Opponent.SNAPSHOT) != (slot != NO_SLOT)).any():
             raise ValueError("arena.slot: a match has a snapshot's slot exactly when its opponent is a snapshot")
+        if (kind == Opponent.TARGET).any() and not self.config.selfplay.target:
+            raise ValueError(f"arena.kind: a match against the target ({Opponent.TARGET}) in a run without one")
         _check_range("arena.learner_seat", arrays["learner_seat"], 0, 1)
         _check_range("arena.deal", arrays["deal"], -MAX_HAND_POINTS, MAX_HAND_POINTS)
         engine = {name.removeprefix("engine."): array for name, array in arrays.items() if name.startswith("engine.")}

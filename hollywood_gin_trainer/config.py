@@ -36,6 +36,8 @@ MAX_ROLLOUT_DECISIONS = 2**20
 #: 5.96 KB; measured, the process peaks at about 1.3 GB + 5.8 KB a decision: 7.3 GB for the recipe's 1.2M, 11.8 GB at
 #: this cap (docs/TRAINING.md, "[warmstart]").
 MAX_WARMSTART_DECISIONS = 2_000_000
+#: An agent spec's length (selfplay.target, warmstart.init): a path and a label.
+MAX_SPEC_CHARS = 4096
 #: A config file's size, and a `--set` value's.
 MAX_CONFIG_BYTES = 1 << 20
 #: The recipe's teacher: expert with a larger knock-chance credit, less discard caution and more lookahead; 53% of
@@ -194,6 +196,9 @@ class WarmStartConfig:
     """decisions per gradient step"""
     value_coef: Float(0.0, 100.0) = 0.5
     """weight of the value head's regression on the teacher's discounted returns"""
+    init: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
+    """start the policy from a checkpoint's weights instead of cloning: "bot" or "checkpoint:PATH" (its network's
+    shape must be [model]'s; the value head starts fresh); empty: the cloning above"""
 
 
 @dataclass(config=SCHEMA)
@@ -208,6 +213,11 @@ class SelfPlayConfig:
     """share against the `expert` heuristic (a fixed anchor against forgetting)"""
     greedy_weight: Float(0.0) = 0.3
     """share against the `greedy` heuristic"""
+    target_weight: Float(0.0) = 0.0
+    """share against `target` (hollywood-gin exploit: the only opponent of a best response)"""
+    target: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
+    """a frozen agent of any spec load_agent reads ("bot", "expert", "greedy", "random", "checkpoint:PATH"), or
+    NAME=SPEC to label it; never trained; "target" in eval.opponents evaluates against it; empty: none"""
     snapshot_every: Int(1) = 25
     """updates between snapshots added to the pool"""
     pool_size: Int(1, 64) = 8
@@ -224,10 +234,11 @@ class EvalConfig:
     """updates between evaluations (0 = only at the end); the training state is written before and after each"""
     matches: Int(2, MAX_MATCHES) = 400
     """matches per opponent (even: duplicate pairs; at most 100,000)"""
-    opponents: Annotated[list[Literal["expert", "greedy", "random"]], Field(min_length=1)] = field(
+    opponents: Annotated[list[Literal["expert", "greedy", "random", "target"]], Field(min_length=1)] = field(
         default_factory=lambda: ["expert", "greedy"]
     )
-    """heuristics evaluated against; best.safetensors is kept by the lower 95% bound against the first"""
+    """heuristics evaluated against, or "target" (selfplay.target); best.safetensors is kept by the lower 95% bound
+    against the first"""
     seed: Int(0, 2**64 - 1) = 1_000_003
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
 
@@ -305,12 +316,20 @@ def validated(kind: type, data: Any, where: str = "") -> Any:
 def _check_across(config: Config) -> None:
     """Constraints between fields."""
     mix = config.selfplay
-    total = mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight
+    total = mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight + mix.target_weight
     if not 0 < total < math.inf:  # each weight is finite, but two near 1e308 sum to inf: no draw could be made
         raise ValueError(
-            f"selfplay: the opponent weights (self, snapshot, expert, greedy) sum to {total}; the sum must be "
-            "finite and above 0"
+            f"selfplay: the opponent weights (self, snapshot, expert, greedy, target) sum to {total}; the sum must "
+            "be finite and above 0"
         )
+    if not mix.target and (mix.target_weight > 0 or "target" in config.eval.opponents):
+        raise ValueError(
+            f"selfplay.target is empty, but selfplay.target_weight={mix.target_weight} and eval.opponents="
+            f"{config.eval.opponents}: name the target agent (e.g. selfplay.target=bot), or play and evaluate none"
+        )
+    init = config.warmstart.init
+    if init and not (init.lower() == "bot" or init.lower().startswith("checkpoint:") and init[len("checkpoint:") :]):
+        raise ValueError(f'warmstart.init={reprlib.repr(init)} is not allowed: use "bot", "checkpoint:PATH" or ""')
     weights = config.warmstart.teacher_weights
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
         raise ValueError(

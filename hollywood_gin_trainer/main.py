@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -158,12 +159,22 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """The program (module docstring) as `prog` (how the user typed it); returns the exit status."""
-    args = parse_args(argv, prog)
+    return run_program(parse_args(argv, prog), plan_run)
+
+
+def run_program(
+    args: argparse.Namespace,
+    plan: Callable[[argparse.Namespace], tuple[Path, Config, Path | None]],
+    report: Callable[[TrainingRun, Path], None] | None = None,
+) -> int:
+    """A training program over parsed `args`: `plan(args)` gives (run directory, config, the file to resume or None),
+    checked before anything is touched; then the lock, the run and its loop (`train`); `report(run, run_dir)` after
+    a run that reached its end. Returns the exit status; every error is one line (SystemExit)."""
     interrupt = Interrupt()
     try:
         device = resolve_device(args.device)
         check_args(args)
-        run_dir, config, resume = plan_run(args)
+        run_dir, config, resume = plan(args)
         lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
     except (ValueError, FileNotFoundError) as error:
         raise SystemExit(fail(args, error)) from None
@@ -179,7 +190,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         lock.release()
         raise SystemExit(fail(args, error)) from None
     try:
-        return train(args, run, run_dir, interrupt)
+        status = train(args, run, run_dir, interrupt)
+        if report is not None and run.progress.finished:
+            report(run, run_dir)
+        return status
     except (AtomicWriteError, WorkerError) as error:  # a full disk (the previous checkpoint is intact, the message
         # says so) or a rollout worker lost: last.safetensors stays as last written
         raise SystemExit(fail(args, error, run_dir)) from None

@@ -1,5 +1,6 @@
-"""The command line of `hollywood-gin train` (hollywood_gin_trainer.main), importable without torch so that
-`--help` shows the options before the [train] extra is installed.
+"""The command lines of `hollywood-gin train` (hollywood_gin_trainer.main) and `hollywood-gin exploit`
+(hollywood_gin_trainer.exploit), importable without torch so that `--help` shows the options before the [train]
+extra is installed.
 
 Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then PPO against an opponent pool.
 
@@ -12,6 +13,18 @@ The same program is `python -m hollywood_gin_env train` and, in a checkout, `pyt
 (`tensorboard --logdir runs`); the run directory gets config.toml, last.safetensors (the training state, a policy
 that plays: before and after every evaluation and on Ctrl-C), best.safetensors (best lower 95% bound against the
 first eval opponent) and policy.safetensors (the final policy).
+
+Train a best response against a frozen TARGET agent: PPO through the same loop, the target its only opponent.
+
+    hollywood-gin exploit bot --minutes 60             # the recipe's warm start, then an hour against the bot
+    hollywood-gin exploit greedy --init bot --updates 200 --run-dir runs/br-greedy
+    hollywood-gin exploit mine=checkpoint:runs/x/policy.safetensors --init checkpoint:runs/x/policy.safetensors
+    hollywood-gin exploit --resume runs/br-greedy       # continue an exploit run
+
+Every evaluation is duplicate-deal matches against the target (eval.matches, Wilson 95% intervals) on deals no
+training match is dealt. The run directory is train's, plus exploit.png: the win rate against the target over
+wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
+"Exploitability").
 """
 
 from __future__ import annotations
@@ -22,14 +35,57 @@ from hollywood_gin_env.support.messages import ArgumentParser
 
 #: How the program is typed where no caller says (the console command; `python train.py` passes its own).
 PROG = "hollywood-gin train"
-#: What `--help` says before the options: the program and its examples (this module's docstring, after its first
-#: paragraph).
-DESCRIPTION = __doc__.split("\n\n", 1)[1]
+#: What `--help` says before the options: the program and its examples (this module's docstring, from its second
+#: paragraph up to the exploit program's).
+DESCRIPTION = __doc__.split("\n\n", 1)[1].split("\nTrain a best response", 1)[0].rstrip() + "\n"
+#: How `hollywood-gin exploit` is typed where no caller says.
+EXPLOIT_PROG = "hollywood-gin exploit"
+#: What `hollywood-gin exploit --help` says before the options (this module's docstring, from its exploit part).
+EXPLOIT_DESCRIPTION = "Train a best response" + __doc__.split("\nTrain a best response", 1)[1]
 
 
 def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
     """The command line (DESCRIPTION); `prog` is the command as the user typed it, for usage and errors."""
     parser = ArgumentParser(prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_options(parser)
+    return finish_args(parser, argv, prog)
+
+
+def parse_exploit_args(argv: list[str] | None = None, prog: str = EXPLOIT_PROG) -> argparse.Namespace:
+    """The command line of `hollywood-gin exploit` (EXPLOIT_DESCRIPTION): TARGET, --init, --minutes, --updates and
+    train's options."""
+    parser = ArgumentParser(
+        prog=prog, description=EXPLOIT_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "target",
+        nargs="?",
+        default=None,
+        metavar="TARGET",
+        help="the frozen agent to beat: bot, expert, greedy, random, checkpoint:PATH or NAME=SPEC (not with --resume)",
+    )
+    parser.add_argument(
+        "--init",
+        default="scratch",
+        metavar="scratch|bot|checkpoint:PATH",
+        help="where the best response starts: scratch (the config's warm start) or a policy's weights "
+        "(default: scratch)",
+    )
+    parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (train.max_minutes)")
+    parser.add_argument("--updates", type=int, default=None, help="PPO updates (train.updates)")
+    add_run_options(parser)
+    return finish_args(parser, argv, prog)
+
+
+def finish_args(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str) -> argparse.Namespace:
+    """The parsed command line, with the command as typed (`prog`) kept for the errors and "resume with" lines."""
+    args = parser.parse_args(argv)
+    args.prog = prog
+    return args
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every training program: the config, the run directory, the device, resuming, stopping."""
     parser.add_argument(
         "--config",
         default=None,
@@ -67,6 +123,3 @@ def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Name
         metavar="ADDRESS",
         help="train.workers > 1: join this Ray cluster (default: start Ray here)",
     )
-    args = parser.parse_args(argv)
-    args.prog = prog  # the errors and the "resume with" lines name the command as it was typed
-    return args

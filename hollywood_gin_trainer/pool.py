@@ -1,7 +1,9 @@
-"""The opponent pool: the learner itself, frozen past snapshots, and the heuristics as fixed anchors.
+"""The opponent pool: the learner itself, frozen past snapshots, the heuristics as fixed anchors, and a target.
 
 Each new match draws its opponent, an `Opponent`: SELF (the current policy in both seats, both seats train), a
-SNAPSHOT, EXPERT or GREEDY, with the configured weights (a snapshot draw falls back to SELF while the pool is empty).
+SNAPSHOT, EXPERT, GREEDY or the TARGET (`selfplay.target`: any agent load_agent builds, loaded once and never
+trained; hollywood-gin exploit's only opponent), with the configured weights (a snapshot draw falls back to SELF while
+the pool is empty).
 The numbering is the one everything uses: the draw, the privileged view's one-hot (privileged.py), the arena's saved
 matches. A snapshot is a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest
 `pool_size` in slots 0..pool_size-1, and a match against one also records its slot. Which snapshot: prioritised
@@ -12,7 +14,9 @@ most. Frozen opponents sample from their policy (they are not trained on), on th
 
 from __future__ import annotations
 
+import hashlib
 from enum import IntEnum
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,10 +24,13 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.agents.base import AgentProtocol
+from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, bot_path
 from hollywood_gin_env.agents.lookahead_planes import network_inputs
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy
 from hollywood_gin_env.engine.threads import kernel_threads
+from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 from hollywood_gin_trainer.config import SelfPlayConfig
 
 PRIORITY_FLOOR = 0.05
@@ -37,6 +44,7 @@ class Opponent(IntEnum):
     SNAPSHOT = 1
     EXPERT = 2
     GREEDY = 3
+    TARGET = 4
 
 
 HEURISTICS = (Opponent.GREEDY, Opponent.EXPERT)  # played by the agents of their names
@@ -46,14 +54,22 @@ class OpponentPool:
     """The snapshots and the heuristics the learner's matches are drawn against (module docstring)."""
 
     def __init__(
-        self, config: SelfPlayConfig, policy_config: dict[str, Any], device: torch.device, num_threads: int | None
+        self,
+        config: SelfPlayConfig,
+        policy_config: dict[str, Any],
+        device: torch.device,
+        num_threads: int | None,
+        seed: int | None = None,
     ) -> None:
+        """`seed` resets the target (an agent that draws, `random` or a sampling checkpoint, is then reproducible)."""
         self.config = config
         self.policy_config = policy_config  # checked once, by the run
         self.device = device
         self.threads = kernel_threads(num_threads)  # the heuristics' and the snapshots' lookahead kernels
         count = self.threads.num_threads
         self.heuristics = {kind: load_agent(kind.name.lower(), num_threads=count) for kind in HEURISTICS}
+        self.target = load_target(config.target, seed, count) if config.target else None
+        self.target_digest = target_digest(config.target)  # a resumed run checks it plays the same target
         self.snapshots: list[nn.Module] = []
         self.updates: list[int] = []  # the update each slot's snapshot was taken at
         self.wins = np.zeros(config.pool_size)  # learner wins and matches against each slot
@@ -101,7 +117,8 @@ class OpponentPool:
     def draw(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(Opponent kinds, snapshot slots or NO_SLOT) for `count` new matches."""
         c = self.config
-        weights = np.array([c.self_weight, c.snapshot_weight, c.expert_weight, c.greedy_weight], dtype=np.float64)
+        weights = [c.self_weight, c.snapshot_weight, c.expert_weight, c.greedy_weight, c.target_weight]
+        weights = np.array(weights, dtype=np.float64)  # a trailing 0 leaves the draws of the first four as they were
         kinds = rng.choice(len(Opponent), size=count, p=weights / weights.sum()).astype(np.int64)
         slots = np.full(count, NO_SLOT, dtype=np.int64)
         snapshot_rows = kinds == Opponent.SNAPSHOT
@@ -132,9 +149,11 @@ class OpponentPool:
         self, kinds: np.ndarray, slots: np.ndarray, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator
     ) -> np.ndarray:
         """The frozen opponents' actions for rows whose opponents are kinds[i] (slots[i] for a snapshot): the
-        heuristics', then each snapshot's in slot order, sampled from its masked policy with `generator`."""
+        heuristics' and the target's, then each snapshot's in slot order, sampled from its masked policy with
+        `generator`."""
         actions = np.zeros(len(kinds), dtype=np.int64)
-        for kind, agent in self.heuristics.items():
+        agents = {**self.heuristics, Opponent.TARGET: self.target} if self.target else self.heuristics
+        for kind, agent in agents.items():
             rows = np.flatnonzero(kinds == kind)
             if rows.size:
                 actions[rows] = agent.act(obs[rows], masks[rows])
@@ -147,3 +166,30 @@ class OpponentPool:
                 sampled, _ = sample_masked(logits, torch.from_numpy(masks[rows]).to(self.device), generator)
             actions[rows] = sampled.cpu().numpy()
         return actions
+
+
+def load_target(text: str, seed: int | None, num_threads: int) -> AgentProtocol:
+    """The target agent of `selfplay.target` (a spec or NAME=SPEC), frozen: a policy's weights never need a gradient."""
+    _, spec = parse_agent_arg(text)
+    agent = load_agent(spec, seed=seed, num_threads=num_threads)
+    policy = getattr(agent, "policy", None)
+    if isinstance(policy, nn.Module):
+        policy.eval().requires_grad_(False)
+    return agent
+
+
+def target_digest(text: str) -> str | None:
+    """SHA-256 of the file a policy target (`bot`, `checkpoint:PATH`) is read from; None for a heuristic or none."""
+    _, spec = parse_agent_arg(text) if text else (None, "")
+    key = spec.strip()
+    if key.lower() == BOT_NAME:
+        path: str | Path = bot_path()
+    elif key.lower().startswith(CHECKPOINT_PREFIX):
+        path = key[len(CHECKPOINT_PREFIX) :]
+    else:
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -37,7 +37,7 @@ PLAYOUT_GRAIN = 1
 MAX_PLAYOUT_DECISIONS = 400
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
-OPPONENT_KINDS = 4  # one-hot of pool.py's `Opponent`: self-play, a snapshot, expert, greedy
+OPPONENT_KINDS = 4  # one-hot of pool.py's `Opponent`: self-play, a snapshot, expert, greedy (the target: all 0)
 DEAL_PLAYOUT = OPPONENT_KIND + OPPONENT_KINDS  # the player's score / 100 in expert's play-out of the deal (0: none)
 STOCK = DEAL_PLAYOUT + 1  # then one one-hot of 52 per stock card, the top card first
 MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards
@@ -61,8 +61,8 @@ def privileged_view_kernel(
     stock_cards: int,
     out: np.ndarray,
 ) -> None:
-    """out[i] = the privileged view of players[i] in match i (module docstring); kinds[i] in 0..3 is the opponent's
-    kind, deal[i] seat 0's score in the play-out of the deal."""
+    """out[i] = the privileged view of players[i] in match i (module docstring); kinds[i] in 0..4 is the opponent's
+    kind (4, the target, sets no column), deal[i] seat 0's score in the play-out of the deal."""
     for i in range(players.shape[0]):
         out[i, :] = 0.0
         opponent = hands[i, 1 - players[i]]
@@ -70,7 +70,8 @@ def privileged_view_kernel(
             if (opponent >> c) & 1:
                 out[i, OPPONENT_HAND + c] = 1.0
         out[i, OPPONENT_DEADWOOD] = min_deadwood_mask(opponent) / 100.0
-        out[i, OPPONENT_KIND + kinds[i]] = 1.0
+        if kinds[i] < OPPONENT_KINDS:  # the target has no column: a run that plays it plays little else
+            out[i, OPPONENT_KIND + kinds[i]] = 1.0
         out[i, DEAL_PLAYOUT] = (deal[i] if players[i] == 0 else -deal[i]) / 100.0
         position = match[i, col.M_STOCK_POS]
         for k in range(stock_cards):
@@ -87,9 +88,9 @@ def privileged_view(
     threads: KernelThreads | None = None,
 ) -> np.ndarray:
     """float32[N, privileged_view_size(stock_cards)]: the privileged view of players[i] in each match of `engine`,
-    whose opponent is kinds[i] (pool.py's `Opponent`: 0 self-play, 1 a snapshot, 2 expert, 3 greedy) and whose
-    deal's play-out gave seat 0 deal[i] points; over slices of the matches on `threads` (default: the process's
-    shared threads), the same for every count."""
+    whose opponent is kinds[i] (pool.py's `Opponent`: 0 self-play, 1 a snapshot, 2 expert, 3 greedy, 4 the
+    target) and whose deal's play-out gave seat 0 deal[i] points; over slices of the matches on `threads`
+    (default: the process's shared threads), the same for every count."""
     out = np.empty((players.shape[0], privileged_view_size(stock_cards)), dtype=np.float32)
     players = np.ascontiguousarray(players, dtype=np.int64)
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)

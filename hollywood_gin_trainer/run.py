@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.checkpoint import save_checkpoint
+from hollywood_gin_env.agents.checkpoint import load_checkpoint, save_checkpoint
+from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, bot_path
 from hollywood_gin_env.engine.threads import check_num_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
@@ -64,6 +65,18 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def init_weights(spec: str, policy_config: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
+    unless its network has the shape of `policy_config` (the run's [model])."""
+    path = bot_path() if spec.lower() == BOT_NAME else spec[len(CHECKPOINT_PREFIX) :]
+    policy, config = load_checkpoint(path)
+    differ = sorted(key for key in policy_config if key != "deterministic" and config.get(key) != policy_config[key])
+    if differ:
+        found = ", ".join(f"{key}={config.get(key)!r} (the run's {policy_config[key]!r})" for key in differ)
+        raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {found}")
+    return policy.state_dict()
+
+
 class TrainingRun:
     """Everything one training run is made of (module docstring). Make one with `create` or `resume`."""
 
@@ -89,7 +102,7 @@ class TrainingRun:
         if config.train.compile:  # fails here, not after the warm start, where torch.compile cannot work
             privileged = privileged_view_size(config.model.critic_stock_cards)
             check_compiles(self.model, self.device, config.env.num_envs, privileged)
-        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads)
+        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads, seed)
         if config.train.workers > 1:  # the matches live on Ray actors (workers.py); only then is Ray imported
             from hollywood_gin_trainer.workers import RemoteArena
 
@@ -98,13 +111,21 @@ class TrainingRun:
             self.arena = Arena(config, self.pool, self.rng, self.generator, self.device, num_threads=self.env_threads)
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
+        self.init: dict[str, torch.Tensor] | None = None  # warmstart.init's weights, for start() (create reads them)
 
     @classmethod
     def create(
         cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown", ray_address: str | None = None
     ) -> TrainingRun:
-        """A new run of a checked config; `start()` runs its warm start and deals its matches."""
-        return cls(config, device, commit, ray_address)
+        """A new run of a checked config; `start()` runs its warm start (or takes `warmstart.init`'s weights, read
+        and checked here, so a bad file stops the run before anything trains) and deals its matches."""
+        run = cls(config, device, commit, ray_address)
+        try:
+            run.init = init_weights(config.warmstart.init, run.policy_config) if config.warmstart.init else None
+        except BaseException:
+            run.close()
+            raise
+        return run
 
     @classmethod
     def resume(
@@ -127,9 +148,12 @@ class TrainingRun:
         return run
 
     def start(self, log=None, show_progress: bool = False) -> None:
-        """The warm start (if configured), then fresh matches for PPO. log(epoch, stats) after each cloning epoch."""
+        """The warm start (if configured; `warmstart.init`'s weights instead where given), then fresh matches for
+        PPO. log(epoch, stats) after each cloning epoch."""
         w = self.config.warmstart
-        if w.teacher != "none" and w.decisions > 0:
+        if w.init:
+            self.model.policy.load_state_dict(self.init)
+        elif w.teacher != "none" and w.decisions > 0:
             self.progress.global_step = self._warm_start(log, show_progress)
         self.arena.reset(seed=self.config.train.seed)
         self.started = True
@@ -161,8 +185,9 @@ class TrainingRun:
         return figures
 
     def snapshot(self, update: int) -> bool:
-        """Freeze the policy into the pool if `update` is a snapshot update; True if it did."""
-        if update % self.config.selfplay.snapshot_every:
+        """Freeze the policy into the pool if `update` is a snapshot update (never for a pool nobody draws from);
+        True if it did."""
+        if update % self.config.selfplay.snapshot_every or not self.config.selfplay.snapshot_weight:
             return False
         self.arena.snapshot(self.model.policy, update)
         return True

@@ -10,7 +10,7 @@ EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
              train/arena.engine.<field>, train/arena.<seats...>  the matches (workers.py: train/arena.<k>.*)
              train/rng.generator                the torch Generator's state
     "train"  {"config", "progress", "device", "optimizer": {"param_groups"}, "pool": {"updates", "next_slot"},
-              "arena": {"step"}, "rng": {"numpy"}}
+              "arena": {"step"}, "rng": {"numpy"}, "target": the SHA-256 of a policy target's file or null}
 
 Reading runs no code and allocates only what the run itself holds: the config is read from the header first, the run
 it describes is built, and each tensor must have the dtype and shape of the run's own (support/tensorfile.py). Then
@@ -18,7 +18,8 @@ every value's range is checked before anything is restored, so a damaged file is
 Adam's hyperparameters against the run's (lr within 0..train.lr), its moments finite and within what gradients
 clipped to ppo.max_grad_norm can make, its step counts equal and within the updates done; weights finite and within
 MAX_WEIGHT; the progress counters within the config (update <= train.updates, decisions within what the updates
-could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks.
+could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks; a
+policy target's file the one the run began against (its SHA-256).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class Progress:
         for name, summary in results.items():
             headline[f"win_vs_{name}"] = round(summary["match_win_rate"], 4)
             headline[f"low_vs_{name}"] = round(summary["match_win_ci95"][0], 4)
+            headline[f"high_vs_{name}"] = round(summary["match_win_ci95"][1], 4)
         self.history.append(headline)
         self.evaluation_due = False
         low = results[best_by]["match_win_ci95"][0]
@@ -137,6 +139,7 @@ def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         "pool": {"updates": list(pool.updates), "next_slot": pool.next_slot},
         "arena": arena_data,
         "rng": {"numpy": run.rng.bit_generator.state},
+        "target": pool.target_digest,
     }
     return tensors, data
 
@@ -252,6 +255,11 @@ def check(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, 
     check_optimizer(train.get("optimizer"), found, run, progress)
     if not isinstance(train.get("device"), str):
         raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected a device type such as 'cpu'")
+    if train.get("target") != run.pool.target_digest:  # a run trains against one target, never a changed file
+        raise ValueError(
+            f"target={reprlib.repr(train.get('target'))}: the run began against a target file of that SHA-256; "
+            f"selfplay.target={run.config.selfplay.target} now has {run.pool.target_digest}"
+        )
 
 
 def _is_weight(name: str) -> bool:

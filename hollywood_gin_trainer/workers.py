@@ -79,7 +79,8 @@ class RolloutWorker:
         self.config, self.index, self.first_match = config, index, first_match
         m = config.model
         self.model = ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards)
-        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"), threads)
+        target_seed = config.train.seed + index  # each worker's target draws its own stream (a `random` target)
+        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"), threads, target_seed)
         rng, generator = worker_streams(config.train.seed, index)
         self.arena = Arena(config, self.pool, rng, generator, num_envs=num_matches, num_threads=threads)
 

@@ -72,12 +72,12 @@ def test_evaluate_module_prints_its_help(tmp_path):
     )
 
 
-def test_package_main_lists_the_three_commands(tmp_path):
-    """`python -m hollywood_gin_env --help` names play, evaluate and train, one line each, and exits 0."""
+def test_package_main_lists_the_four_commands(tmp_path):
+    """`python -m hollywood_gin_env --help` names play, evaluate, train and exploit, one line each, and exits 0."""
     done = run_module(tmp_path, "hollywood_gin_env", "--help")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: python -m hollywood_gin_env {play,evaluate,train}")
-    for name in ("play", "evaluate", "train"):
+    assert done.stdout.startswith("usage: python -m hollywood_gin_env {play,evaluate,train,exploit}")
+    for name in ("play", "evaluate", "train", "exploit"):
         assert any(line.split()[:1] == [name] for line in done.stdout.splitlines()), done.stdout
 
 
@@ -92,9 +92,9 @@ def test_an_unknown_or_missing_command_is_refused_by_name(capsys):
     """`hollywood-gin plya` exits 2 naming 'plya' and the commands there are; no command at all also exits 2."""
     assert cli.main(["plya", "--help"]) == 2
     err = capsys.readouterr().err
-    assert "unknown command 'plya'" in err and "play, evaluate, train" in err
+    assert "unknown command 'plya'" in err and "play, evaluate, train, exploit" in err
     assert cli.main([]) == 2
-    assert "name a command: play, evaluate, train" in capsys.readouterr().err
+    assert "name a command: play, evaluate, train, exploit" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["play", "evaluate"])
@@ -168,10 +168,16 @@ def test_the_agents_folder_is_an_alias_of_the_trainer():
 
 @pytest.mark.parametrize(
     ("script", "module"),
-    [("train.py", "hollywood_gin_trainer.main"), ("play.py", "hollywood_gin_env.play.terminal"), ("evaluate.py", None)],
+    [
+        ("train.py", "hollywood_gin_trainer.main"),
+        ("exploit.py", "hollywood_gin_trainer.exploit"),
+        ("play.py", "hollywood_gin_env.play.terminal"),
+        ("evaluate.py", None),
+    ],
 )
 def test_the_root_programs_are_thin(script, module):
-    """train.py, play.py and evaluate.py at the root only call the installed package's main (the logic ships)."""
+    """train.py, exploit.py, play.py and evaluate.py at the root only call the installed package's main (the logic
+    ships)."""
     text = (ROOT / script).read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
     assert f"from {module or 'hollywood_gin_env.evaluation.evaluate'} import main" in text
