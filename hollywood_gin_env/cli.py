@@ -50,7 +50,7 @@ def usage(prog: str) -> str:
         *(f"  {name:<{width}}  {about}" for name, (_, about) in COMMANDS.items()),
         "",
         f"{prog} COMMAND --help shows a command's options; its documentation is installed with the package:",
-        *(f"  python -m pydoc {DOC_MODULES.get(name, module)}" for name, (module, _) in COMMANDS.items()),
+        *(f"  python -m pydoc {doc}" for doc in dict.fromkeys(DOC_MODULES.get(n, m) for n, (m, _) in COMMANDS.items())),
     ]
     return "\n".join(lines)
 
