@@ -218,6 +218,9 @@ def plot(rows: list[dict], path: Path) -> None:
             low, high = ([100 * r[f"ci_vs_{opponent}"][k] for r in mine] for k in (0, 1))
             ax.fill_between(x, low, high, alpha=0.2)
         ax.set_xscale("log")
+        marks = sorted({r["mark"] for r in rows})
+        ax.set_xticks(marks, [f"{m:g}" for m in marks])  # the marks themselves, not log-scale powers of ten
+        ax.minorticks_off()
         ax.set_xlabel("minutes of training (wall clock)")
         ax.set_title(f"against {opponent}")
         ax.grid(alpha=0.3)
