@@ -96,10 +96,11 @@ def test_the_wheel_installs_the_library_the_trainer_and_the_bot_and_they_are_imp
 @pytest.mark.parametrize(
     ("command", "usage"),
     [
-        (["hollywood-gin", "--help"], "usage: hollywood-gin {play,evaluate,train}"),
+        (["hollywood-gin", "--help"], "usage: hollywood-gin {play,evaluate,train,exploit}"),
         (["hollywood-gin", "play", "--help"], "usage: hollywood-gin play "),
         (["hollywood-gin", "evaluate", "--help"], "usage: hollywood-gin evaluate "),
         (["hollywood-gin", "train", "--help"], "usage: hollywood-gin train "),
+        (["hollywood-gin", "exploit", "--help"], "usage: hollywood-gin exploit "),
         (["python", "-m", "hollywood_gin_env", "evaluate", "--help"], "usage: python -m hollywood_gin_env evaluate "),
         (
             ["python", "-m", "hollywood_gin_env.evaluation.evaluate", "--help"],
