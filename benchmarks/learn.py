@@ -22,7 +22,7 @@ second (ours in the PPO phase; MaskablePPO's env steps), and their ratio.
 
 Output under `--out`: each trainer's folder (its policies and marks.json), learn.json (every figure), learn.png
 (match win rate against minutes, one line per trainer, intervals shaded, one panel per opponent) and the table on
-stdout. A trainer whose marks.json exists is not trained again (delete its folder to redo it).
+stdout. A trainer whose marks.json exists is not trained again (delete its folder to redo it), except under --smoke.
 """
 
 from __future__ import annotations
@@ -291,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         train_one(args)
         return 0
     for trainer in args.trainers:
-        if not args.score_only and not (args.out / trainer / "marks.json").exists():
+        # --smoke checks the whole pipeline, so it trains again whatever an earlier run left in --out
+        if not args.score_only and (args.smoke or not (args.out / trainer / "marks.json").exists()):
             train_in_child(trainer, args)
     import torch
 
