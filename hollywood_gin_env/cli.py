@@ -4,9 +4,9 @@ hollywood_gin_env ...`.
 Each subcommand is its program's own command line, with its own `--help`: `play` (hollywood_gin_env.play.terminal),
 `evaluate` (hollywood_gin_env.evaluation.evaluate), `train` (hollywood_gin_trainer.main) and `exploit`
 (hollywood_gin_trainer.exploit, a best response against a frozen agent); the last two need the [train] extra, and
-their `--help` works without it. In a checkout, `python play.py`, `python evaluate.py` and `python train.py` are
-the same three programs. A program is imported only when its subcommand runs, so `play` and `evaluate` start without
-torch.
+their `--help` works without it. In a checkout, `python play.py`, `python evaluate.py`, `python train.py` and
+`python exploit.py` are the same four programs. A program is imported only when its subcommand runs, so `play` and
+`evaluate` start without torch.
 """
 
 from __future__ import annotations
@@ -60,14 +60,14 @@ def missing_for_training() -> list[str]:
     return [name for name in TRAIN_NEEDS if importlib.util.find_spec(name) is None]
 
 
-def training_unavailable(prog: str, argv: list[str], missing: list[str]) -> int:
+def training_unavailable(prog: str, name: str, argv: list[str], missing: list[str]) -> int:
     """`train` or `exploit` without the extra: the options if asked for (--help), then what to install; 0 after
     help, else 2."""
     asked_for_help = any(arg in HELP_FLAGS for arg in argv)
     if asked_for_help:
         from hollywood_gin_trainer.options import parse_args, parse_exploit_args  # argparse only: no torch
 
-        parse = parse_exploit_args if prog.endswith(" exploit") else parse_args
+        parse = parse_exploit_args if name == "exploit" else parse_args
         with contextlib.suppress(SystemExit):  # argparse exits after the help
             parse(["--help"], prog)
     needs = f"training needs {' and '.join(missing)}, not installed: {install_hint('train')}"
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None, prog: str = "hollywood-gin") -> int:
         print(f"{prog}: error: unknown command {name!r}: use one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     if name in TRAINING_COMMANDS and (missing := missing_for_training()):
-        return training_unavailable(f"{prog} {name}", rest, missing)
+        return training_unavailable(f"{prog} {name}", name, rest, missing)
     try:
         program = importlib.import_module(COMMANDS[name][0])
         return program.main(rest, prog=f"{prog} {name}")
