@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 from enum import IntEnum
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from torch import nn
 
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.base import AgentProtocol
-from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, bot_path
+from hollywood_gin_env.agents.loading import policy_file
 from hollywood_gin_env.agents.lookahead_planes import network_inputs
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy
@@ -181,12 +180,8 @@ def load_target(text: str, seed: int | None, num_threads: int) -> AgentProtocol:
 def target_digest(text: str) -> str | None:
     """SHA-256 of the file a policy target (`bot`, `checkpoint:PATH`) is read from; None for a heuristic or none."""
     _, spec = parse_agent_arg(text) if text else (None, "")
-    key = spec.strip()
-    if key.lower() == BOT_NAME:
-        path: str | Path = bot_path()
-    elif key.lower().startswith(CHECKPOINT_PREFIX):
-        path = key[len(CHECKPOINT_PREFIX) :]
-    else:
+    path = policy_file(spec)
+    if path is None:
         return None
     digest = hashlib.sha256()
     with open(path, "rb") as file:

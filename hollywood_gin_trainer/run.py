@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from hollywood_gin_env.agents.checkpoint import load_checkpoint, save_checkpoint
-from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, bot_path
+from hollywood_gin_env.agents.loading import policy_file
 from hollywood_gin_env.engine.threads import check_num_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
@@ -68,8 +68,7 @@ def resolve_device(name: str) -> torch.device:
 def init_weights(spec: str, policy_config: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
     unless its network has the shape of `policy_config` (the run's [model])."""
-    path = bot_path() if spec.lower() == BOT_NAME else spec[len(CHECKPOINT_PREFIX) :]
-    policy, config = load_checkpoint(path)
+    policy, config = load_checkpoint(policy_file(spec))
     differ = sorted(key for key in policy_config if key != "deterministic" and config.get(key) != policy_config[key])
     if differ:
         found = ", ".join(f"{key}={config.get(key)!r} (the run's {policy_config[key]!r})" for key in differ)

@@ -29,6 +29,15 @@ def bot_path() -> Path:
     return Path(str(files("hollywood_gin_env") / "data" / BOT_FILE))
 
 
+def policy_file(spec: str) -> Path | None:
+    """The file a policy spec reads: the shipped bot's for "bot", PATH for "checkpoint:PATH"; None otherwise."""
+    key = spec.strip()
+    if key.lower() == BOT_NAME:
+        return bot_path()
+    path = key[len(CHECKPOINT_PREFIX) :] if key.lower().startswith(CHECKPOINT_PREFIX) else ""
+    return Path(path) if path else None
+
+
 def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
     """The agent a spec names: "random", "greedy", "expert", "bot" (the shipped bot) or "checkpoint:PATH" (an agent
     passes through); the heuristics and a checkpoint's lookahead inputs run on `num_threads` kernel threads (default:
