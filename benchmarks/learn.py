@@ -197,6 +197,7 @@ def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
     folder's scores.json, keyed by the file's SHA-256, the match count and the seed, so a report again (or with
     another trainer added) plays only the policies it has not scored."""
     from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs, summarize_pair
+    from hollywood_gin_env.support.atomic import atomic_write_text
 
     rows = []
     for trainer in trainers:
@@ -213,9 +214,7 @@ def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
                 pairs = [(agent, opponent) for opponent in OPPONENTS]
                 records = evaluate_pairs(pairs, matches, seed=SCORE_SEED, schedule=Schedule(workers=1))
                 kept[key] = {o: summarize_pair(r) for o, r in zip(OPPONENTS, records, strict=True)}
-                partial = kept_path.with_suffix(".json.partial")
-                partial.write_text(json.dumps(kept, indent=1))
-                os.replace(partial, kept_path)  # a scoring cut short keeps every policy it finished
+                atomic_write_text(kept_path, json.dumps(kept, indent=1))  # a scoring cut short keeps what it finished
             figures = kept[key]
             row = {"trainer": trainer, "mark": mark["mark"], "policy": mark["policy"], "minutes": mark["minutes"]}
             for o in OPPONENTS:
