@@ -192,6 +192,17 @@ def agent_of(folder: Path, policy: str, label: str):
     return agent
 
 
+def read_record(path: Path) -> dict:
+    """A JSON object this benchmark wrote; ValueError naming the file if it is missing, damaged or not an object."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read {path}: {error} (delete it to train or score again)") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} holds a {type(record).__name__}, not the JSON object this benchmark writes")
+    return record
+
+
 def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
     """Every saved policy against each opponent: one row per trainer and mark. A policy's figures are kept in its
     folder's scores.json, keyed by the file's SHA-256, the match count and the seed, so a report again (or with
@@ -202,9 +213,9 @@ def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
     rows = []
     for trainer in trainers:
         folder = out / trainer
-        record = json.loads((folder / "marks.json").read_text())
+        record = read_record(folder / "marks.json")
         kept_path = folder / "scores.json"
-        kept = json.loads(kept_path.read_text()) if kept_path.exists() else {}
+        kept = read_record(kept_path) if kept_path.exists() else {}
         for mark in record["marks"]:
             digest = hashlib.sha256((folder / mark["policy"]).read_bytes()).hexdigest()
             key = f"{digest} {matches} {SCORE_SEED}"
@@ -344,8 +355,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    rows = score(args.out, args.trainers, args.matches)
-    speeds = {t: json.loads((args.out / t / "marks.json").read_text()) for t in args.trainers}
+    try:
+        rows = score(args.out, args.trainers, args.matches)
+        speeds = {t: read_record(args.out / t / "marks.json") for t in args.trainers}
+    except ValueError as error:  # a damaged marks.json or scores.json: say which, not a traceback
+        print(f"learn.py: {error}", file=sys.stderr)
+        return 1
     speeds = {t: {"decisions_per_s": r["decisions_per_s"], "decisions": r["decisions"]} for t, r in speeds.items()}
     caught = catch_up(rows)
     result = {"rows": rows, "speeds": speeds, "catch_up": caught, "matches": args.matches, "seed": SCORE_SEED}

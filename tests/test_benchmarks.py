@@ -85,3 +85,22 @@ def test_the_training_benchmark_refuses_a_bad_env_thread_count_by_name():
         timeout=120,
     )
     assert done.returncode == 2 and "--env-threads=0 is not allowed: use an integer from 1 to 1024" in done.stderr
+
+
+@pytest.mark.parametrize("damaged", ["marks.json", "scores.json"])
+def test_the_learning_benchmark_names_a_damaged_record_instead_of_a_traceback(tmp_path, damaged):
+    """`learn.py --score-only` over a folder whose marks.json or scores.json is not valid JSON exits 1 with one
+    line naming that file, before any policy is loaded or played."""
+    folder = tmp_path / "quick"
+    folder.mkdir()
+    (folder / "marks.json").write_text(json.dumps({"marks": [], "decisions_per_s": 1.0, "decisions": 1}))
+    (folder / damaged).write_text('{"marks": [')
+    done = subprocess.run(
+        [sys.executable, "benchmarks/learn.py", "--score-only", "--out", str(tmp_path), "--trainers", "quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"cannot read {folder / damaged}" in done.stderr and "Traceback" not in done.stderr
