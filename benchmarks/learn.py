@@ -203,17 +203,16 @@ def read_record(path: Path) -> dict:
     return record
 
 
-def score(out: Path, trainers: list[str], matches: int) -> list[dict]:
-    """Every saved policy against each opponent: one row per trainer and mark. A policy's figures are kept in its
-    folder's scores.json, keyed by the file's SHA-256, the match count and the seed, so a report again (or with
-    another trainer added) plays only the policies it has not scored."""
+def score(out: Path, marks: dict[str, dict], matches: int) -> list[dict]:
+    """Every saved policy (`marks`: each trainer's marks.json) against each opponent: one row per trainer and mark.
+    A policy's figures are kept in its folder's scores.json, keyed by the file's SHA-256, the match count and the
+    seed, so a report again (or with another trainer added) plays only the policies it has not scored."""
     from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs, summarize_pair
     from hollywood_gin_env.support.atomic import atomic_write_text
 
     rows = []
-    for trainer in trainers:
+    for trainer, record in marks.items():
         folder = out / trainer
-        record = read_record(folder / "marks.json")
         kept_path = folder / "scores.json"
         kept = read_record(kept_path) if kept_path.exists() else {}
         for mark in record["marks"]:
@@ -356,12 +355,12 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     try:
-        rows = score(args.out, args.trainers, args.matches)
-        speeds = {t: read_record(args.out / t / "marks.json") for t in args.trainers}
+        marks = {t: read_record(args.out / t / "marks.json") for t in args.trainers}
+        rows = score(args.out, marks, args.matches)
     except ValueError as error:  # a damaged marks.json or scores.json: say which, not a traceback
         print(f"learn.py: {error}", file=sys.stderr)
         return 1
-    speeds = {t: {"decisions_per_s": r["decisions_per_s"], "decisions": r["decisions"]} for t, r in speeds.items()}
+    speeds = {t: {"decisions_per_s": r["decisions_per_s"], "decisions": r["decisions"]} for t, r in marks.items()}
     caught = catch_up(rows)
     result = {"rows": rows, "speeds": speeds, "catch_up": caught, "matches": args.matches, "seed": SCORE_SEED}
     if "maskable" in speeds:
