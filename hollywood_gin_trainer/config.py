@@ -22,7 +22,7 @@ from pydantic.dataclasses import dataclass
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.engine.threads import MAX_THREADS
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import PRESET_KEY, Rules
 from hollywood_gin_env.support.messages import escape_controls
 from hollywood_gin_env.support.userfiles import read_user_file
 
@@ -255,6 +255,8 @@ class Config:
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     rules: dict[str, Any] = field(default_factory=dict)
+    """the rules played: the keys of hollywood_gin_env.Rules, "preset" naming the preset they change ("hollywood",
+    "eaai", "openspiel", "classic"; docs/RULES.md §4); `rules = "NAME"` is short for `[rules] preset = "NAME"`"""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (TOML- and checkpoint-safe)."""
@@ -284,7 +286,7 @@ SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config) 
 
 def config_from_dict(data: Any) -> Config:
     """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
-    config = validated(Config, data)
+    config = validated(Config, rules_as_table(data))
     config.make_rules()  # Rules names any bad key or value
     _check_across(config)
     return config
@@ -361,6 +363,13 @@ def _check_across(config: Config) -> None:
     check_policy_config(config.policy_config(), where="[model]")  # the bounds a checkpoint must meet
 
 
+def rules_as_table(data: Any) -> Any:
+    """The document with `rules = "NAME"` written as the table it stands for, `[rules] preset = "NAME"`."""
+    if isinstance(data, dict) and isinstance(data.get("rules"), str):
+        return {**data, "rules": {PRESET_KEY: data["rules"]}}
+    return data
+
+
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """The TOML document of `text`; ValueError naming `where` if it is not one."""
     try:
@@ -394,7 +403,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
 
 def load_config(path: str | None = None, overrides: list[str] = ()) -> Config:
     """The checked Config of a TOML file (None: every default) with `section.key=value` overrides applied."""
-    data: dict[str, Any] = {} if path is None else read_toml(path)
+    data: dict[str, Any] = {} if path is None else rules_as_table(read_toml(path))
     for text in overrides:
         (section, key), value = parse_override(text)
         if not isinstance(data.setdefault(section, {}), dict):

@@ -221,7 +221,8 @@ class TrainingRun:
     def save_policy(self, path: str | os.PathLike) -> None:
         """Write the policy alone (best, policy) with what it records about how it was made."""
         training = trainstate.policy_record(self.config, self.progress, self.commit)
-        save_checkpoint(path, self.model.policy, self.policy_config, training=training)
+        rules = self.config.make_rules().to_dict()
+        save_checkpoint(path, self.model.policy, self.policy_config, training=training, rules=rules)
 
     def close(self) -> None:
         """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""

@@ -115,7 +115,8 @@ def policy_record(config: Config, progress: Progress, commit: str) -> dict[str, 
 def save(path: str | os.PathLike, run: Run) -> None:
     """Write the run's state to path atomically (module docstring's layout)."""
     tensors, data = state(run)
-    save_checkpoint(path, run.model.policy, run.policy_config, extra_tensors=tensors, train=data)
+    rules = run.config.make_rules().to_dict()
+    save_checkpoint(path, run.model.policy, run.policy_config, extra_tensors=tensors, train=data, rules=rules)
 
 
 def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

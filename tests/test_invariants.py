@@ -45,8 +45,14 @@ CONFIGS = {
     "one_game": Rules(num_games=1),
     "target_50_win_count": Rules(game_target=50, hollywood_entry_rule="win_count"),
     "win_count": Rules(hollywood_entry_rule="win_count"),
-    "modern_boxes_to_target": Rules.preset("modern", boxes_count_toward_target=True),
-    "net_points_classic": Rules.preset("classic", series_winner_rule="net_points", knock_limit=7),
+    "modern_boxes_to_target": Rules(
+        game_bonus=100, box_bonus=25, shutout_rule="double", boxes_count_toward_target=True
+    ),
+    "net_points_bonuses": Rules(
+        game_bonus=100, box_bonus=20, shutout_rule="flat_100", series_winner_rule="net_points", knock_limit=7
+    ),
+    "eaai": Rules.preset("eaai"),
+    "classic": Rules.preset("classic"),
 }
 
 

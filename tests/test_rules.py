@@ -200,29 +200,51 @@ def test_from_strings_bad_values(pair, fragments):
         assert fragment in str(info.value)
 
 
-def test_presets():
-    """Presets (A15): default = Rules(); classic = 100/20/flat_100; modern = 100/25/double; nothing else changes."""
-    assert Rules.preset("default") == Rules()
-    classic = Rules.preset("classic")
-    assert (classic.game_bonus, classic.box_bonus, classic.shutout_rule) == (100, 20, "flat_100")
-    modern = Rules.preset("modern")
-    assert (modern.game_bonus, modern.box_bonus, modern.shutout_rule) == (100, 25, "double")
+def test_presets_change_only_their_keys():
+    """Presets: hollywood = Rules(); eaai = one game to 100, undercut 25, the dealer alternating; openspiel = one game
+    to 1 (a match is one scored hand), undercut 25; classic = one game to 100, undercut 25, game 100, box 25, a
+    shutout doubled; every other option keeps its default."""
+    assert Rules.preset("hollywood") == Rules()
+    expected = {
+        "eaai": {"num_games": 1, "undercut_bonus": 25, "dealer_rule": "alternate"},
+        "openspiel": {"num_games": 1, "undercut_bonus": 25, "game_target": 1},
+        "classic": {
+            "num_games": 1,
+            "undercut_bonus": 25,
+            "game_bonus": 100,
+            "box_bonus": 25,
+            "shutout_rule": "double",
+        },
+    }
     default = Rules().to_dict()
-    for preset in (classic, modern):
-        changed = {k for k, v in preset.to_dict().items() if v != default[k]}
-        assert changed == {"game_bonus", "box_bonus", "shutout_rule"}
+    for name, changes in expected.items():
+        preset = Rules.preset(name).to_dict()
+        assert {k: v for k, v in preset.items() if v != default[k]} == changes, name
 
 
 def test_preset_overrides_and_unknown_preset():
-    """Overrides apply on top of a preset (validated); an unknown preset name is an error naming it."""
-    assert Rules.preset("modern", game_target=150).game_target == 150
-    assert Rules.preset("classic", gin_bonus=20).gin_bonus == 20
+    """Overrides apply on top of a preset (validated); an unknown preset name is an error naming it and the four."""
+    assert Rules.preset("classic", game_target=150).game_target == 150
+    assert Rules.preset("eaai", gin_bonus=20).gin_bonus == 20
     with pytest.raises(ValueError, match="knock_limit"):
-        Rules.preset("modern", knock_limit=-1)
+        Rules.preset("eaai", knock_limit=-1)
     with pytest.raises(ValueError) as info:
         Rules.preset("gra")
-    for fragment in ("'gra'", "default", "classic", "modern"):
+    for fragment in ("'gra'", "hollywood", "eaai", "openspiel", "classic"):
         assert fragment in str(info.value)
+
+
+def test_a_preset_is_named_in_a_table_in_strings_and_in_a_description():
+    """`preset` in a rules table and a bare first word of `--rules` name the preset the other keys change; describe()
+    names the nearest preset and the keys that differ from it."""
+    assert Rules.from_dict({"preset": "eaai", "knock_limit": 5}) == Rules.preset("eaai", knock_limit=5)
+    assert Rules.from_strings(["eaai", "knock_limit=5"]) == Rules.preset("eaai", knock_limit=5)
+    assert Rules.from_spec("classic") == Rules.preset("classic")
+    assert Rules.preset("eaai").describe() == "eaai"
+    assert Rules.preset("eaai", knock_limit=5).describe() == "eaai, knock_limit=5"
+    assert Rules(gin_bonus=20).describe() == "hollywood, gin_bonus=20"
+    with pytest.raises(ValueError, match="preset"):
+        Rules.from_strings(["knock_limit=5", "eaai"])  # a preset comes first or not at all
 
 
 def test_param_indices_are_a_permutation():

@@ -139,10 +139,8 @@ E9_SETTLEMENTS = [
     # Modern (game 100, box 25): A 103 + 100 + 4 x 25 = 303 against B 12 + 1 x 25 = 37: 266. B has an entry,
     # so the shutout rule does not apply.
     (Rules(game_bonus=100, box_bonus=25, shutout_rule="double"), 266),
-    (Rules.preset("modern"), 266),
     # Classic box 20: A 103 + 100 + 80 = 283 against B 12 + 20 = 32: 251.
     (Rules(game_bonus=100, box_bonus=20, shutout_rule="flat_100"), 251),
-    (Rules.preset("classic"), 251),
 ]
 
 
@@ -161,7 +159,7 @@ def test_e9_settlement_of_all_games_modern():
     G2 to A: 103 + 100 + 4 x 25 = 303 against B 37 + 2 x 25 = 87: 216.
     G3 to B: 107 + 100 + 3 x 25 = 282 against A 78 + 3 x 25 = 153: 129.
     """
-    sheet = Sheet(Rules.preset("modern"))
+    sheet = Sheet(Rules(game_bonus=100, box_bonus=25, shutout_rule="double"))
     for winner, points, *_rest in E9_ROWS:
         sheet.win(winner, points)
     assert sheet.game_net.tolist() == [266, 216, 129]
@@ -197,12 +195,10 @@ def test_e10_shutout_entry(entry_rule, b_rows):
     [
         # Modern: A 105 + 100 + 3 x 25 = 280 against 0 with no entries; shutout "double" gives 560.
         (Rules(game_bonus=100, box_bonus=25, shutout_rule="double"), 560),
-        (Rules.preset("modern"), 560),
         # flat_100 with modern bonuses: 280 + 100 = 380.
         (Rules(game_bonus=100, box_bonus=25, shutout_rule="flat_100"), 380),
         # Classic: 105 + 100 + 3 x 20 = 265, + 100 for the shutout = 365.
         (Rules(game_bonus=100, box_bonus=20, shutout_rule="flat_100"), 365),
-        (Rules.preset("classic"), 365),
         # No bonuses, no shutout rule: 105.
         (Rules(), 105),
     ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -89,6 +90,19 @@ _BOOLS = ("undercut_on_tie", "allow_rediscard_taken_card", "boxes_count_toward_t
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+", flags=re.ASCII)
 
+#: The key of a rules table (a config's [rules], Rules.from_dict) that names the preset its other keys change.
+PRESET_KEY = "preset"
+#: The named rule sets, each as its options that differ from the defaults (docs/RULES.md §4 gives their sources):
+#: "hollywood" the defaults; "eaai" the EAAI-2021 gin rummy challenge's (one game to 100, undercut 25, the dealer
+#: alternates); "openspiel" OpenSpiel gin_rummy's defaults (one scored hand: a match ends at the first one);
+#: "classic" one game to 100 with the usual bonuses (game 100, box 25 per hand won, a shutout doubled).
+PRESETS: dict[str, dict[str, Any]] = {
+    "hollywood": {},
+    "eaai": {"num_games": 1, "undercut_bonus": 25, "dealer_rule": "alternate"},
+    "openspiel": {"num_games": 1, "undercut_bonus": 25, "game_target": 1},
+    "classic": {"num_games": 1, "undercut_bonus": 25, "game_bonus": 100, "box_bonus": 25, "shutout_rule": "double"},
+}
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -135,15 +149,19 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str, **overrides: Any) -> Rules:
-        """Rules of a named preset: "default", "classic" (100/20/flat_100) or "modern" (100/25/double)."""
-        presets = {
-            "default": {},
-            "classic": {"game_bonus": 100, "box_bonus": 20, "shutout_rule": "flat_100"},
-            "modern": {"game_bonus": 100, "box_bonus": 25, "shutout_rule": "double"},
-        }
-        if name not in presets:
-            raise ValueError(f"unknown rules preset {name!r}: allowed are {', '.join(presets)}")
-        return cls(**{**presets[name], **overrides})
+        """Rules of a named preset (PRESETS: "hollywood", "eaai", "openspiel", "classic"), keywords overriding it."""
+        if not isinstance(name, str) or name not in PRESETS:
+            raise ValueError(f"unknown rules preset {reprlib.repr(name)}: allowed are {', '.join(PRESETS)}")
+        return cls.from_dict({**PRESETS[name], **overrides})
+
+    def describe(self) -> str:
+        """The rules in a few words: a preset's name, with the keys that differ from it ("eaai, knock_limit=5")."""
+        best, changed = "hollywood", None
+        for name in PRESETS:
+            diff = {k: v for k, v in self.to_dict().items() if v != getattr(Rules.preset(name), k)}
+            if changed is None or len(diff) < len(changed):
+                best, changed = name, diff
+        return ", ".join([best, *(f"{key}={_shown_value(value)}" for key, value in changed.items())])
 
     @classmethod
     def from_strings(cls, pairs: list[str] | tuple[str, ...]) -> Rules:
@@ -152,12 +170,17 @@ class Rules:
             # A bare "knock_limit=0" would otherwise be read character by character.
             raise ValueError(f"rule options {pairs!r} must be a list of 'key=value' strings, e.g. ['knock_limit=0']")
         values: dict[str, Any] = {}
-        for pair in pairs:
+        for index, pair in enumerate(pairs):
             if not isinstance(pair, str):
-                raise ValueError(f"rule option {pair!r} is not a 'key=value' string")
+                raise ValueError(f"rule option {reprlib.repr(pair)} is not a 'key=value' string")
             key, sep, text = pair.partition("=")
-            if not sep:
-                raise ValueError(f"rule option {pair!r} is not of the form key=value")
+            if not sep and index == 0 and pair.strip() in PRESETS:  # a bare first word: the preset the keys change
+                key, text = PRESET_KEY, pair
+            elif not sep:
+                raise ValueError(
+                    f"rule option {reprlib.repr(pair)} is not of the form key=value, nor (first) a preset's name: "
+                    f"{', '.join(PRESETS)}"
+                )
             key = key.strip()
             if key in values:
                 raise ValueError(f"rule option {key!r} is given twice ({pair!r}); give each key once")
@@ -166,9 +189,26 @@ class Rules:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Rules:
-        """Rules from a dict of options; an unknown key raises ValueError listing the known keys."""
+        """Rules from a dict of options, "preset" naming the preset the other keys change (default "hollywood"); an
+        unknown key raises ValueError listing the known keys."""
+        if not isinstance(values, dict):
+            raise ValueError(f"rules {reprlib.repr(values)} must be a table of options or a preset's name")
+        if PRESET_KEY in values:
+            values = dict(values)
+            return cls.preset(values.pop(PRESET_KEY), **values)
         _check_keys(values)
         return cls(**values)
+
+    @classmethod
+    def from_spec(cls, spec: str | dict[str, Any] | Rules | None) -> Rules:
+        """Rules from a preset's name, a dict of options (`from_dict`), a Rules (itself) or None (the defaults)."""
+        if spec is None:
+            return cls()
+        if isinstance(spec, Rules):
+            return spec
+        if isinstance(spec, str):
+            return cls.preset(spec)
+        return cls.from_dict(spec)
 
     def to_dict(self) -> dict[str, Any]:
         """All options as a plain dict (for configs and checkpoints)."""
@@ -211,6 +251,13 @@ def largest_param(name: str) -> int:
     if all(isinstance(c, int) and not isinstance(c, bool) for c in choices):
         return max(choices)
     return len(choices) - 1
+
+
+def _shown_value(value: Any) -> str:
+    """An option's value as a config writes it: true/false, null, a number or a word."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "null" if value is None else str(value)
 
 
 def _check_keys(values: dict[str, Any]) -> None:
