@@ -11,6 +11,7 @@ from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.loading import BOT_NAME, CHECKPOINT_PREFIX, HEURISTICS, bot_path, load_agent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.agents.simple import SimpleAgent
 
 __all__ = [
     "BOT_NAME",
@@ -21,6 +22,7 @@ __all__ = [
     "ExpertAgent",
     "GreedyAgent",
     "RandomAgent",
+    "SimpleAgent",
     "as_batch",
     "bot_path",
     "load_agent",

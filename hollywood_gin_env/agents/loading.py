@@ -14,11 +14,12 @@ from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.agents.simple import SimpleAgent
 from hollywood_gin_env.engine.threads import check_num_threads
 from hollywood_gin_env.support.messages import install_hint
 from hollywood_gin_env.support.streams import check_seed
 
-HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
+HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "simple": SimpleAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 BOT_NAME = "bot"
 BOT_FILE = "hollywood-ppo.safetensors"
