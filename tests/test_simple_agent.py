@@ -35,7 +35,6 @@ from hollywood_gin_env.rules.options import Rules
 
 HAND, FACE_UP, PHASE = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase"))
 EAAI = Rules.preset("eaai")
-(AS, JS, KS, TH, KD, QC, KC) = parse_cards("AS JS KS TH KD QC KC")
 
 
 def dealt(mine: str, upcard: str, theirs: str = "", rules: Rules = EAAI) -> Game:
@@ -285,7 +284,8 @@ class OpenSpielMirror:
     The non-dealer, who acts first, is OpenSpiel's player 0; the deal is replayed as OpenSpiel's chance actions
     (player 0's ten cards, player 1's, the upcard), each stock draw as the card the engine drew. The replay stops at
     a knock (the engine then scores by itself) and where OpenSpiel ends a hand the engine does not: its hand limit of
-    50 takes from the pile (this engine's is 200 turns, RULES.md A22); at 2 stock cards both games end the hand.
+    50 takes from the pile (this engine's is 200 turns, RULES.md A22). At 2 stock cards OpenSpiel offers a knock with
+    the last discard, where the eaai rules kill the hand (R26): the engine deals again, so that offer is never asked.
     """
 
     def __init__(self, pyspiel) -> None:
