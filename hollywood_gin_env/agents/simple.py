@@ -14,7 +14,7 @@ against. Its policy, as the framework documents and plays it, in this engine's a
   cards (gin when it can); the engine arranges the melds (RULES.md A6), where the framework's player spreads a
   random minimum-deadwood arrangement.
 
-Where it differs from the framework's player, for lack of what the observation holds: the Java player also never
+Where it differs from the framework's player, for lack of what the observation holds: the framework's player also never
 repeats a (drawn card, discarded card) pair within a hand, its guard against endless take-and-discard cycles; the
 observation keeps no such history (the engine ends an endless hand at 200 turns, RULES.md A22). The card just
 taken is left out by the action mask (RULES.md R9); under `allow_rediscard_taken_card=True` the observation does
