@@ -73,3 +73,22 @@ def not_an_agent() -> int:
 
 
 NOT_CALLABLE = 3
+
+
+class TorchFirstLegal:
+    """Runs a small torch layer on every batch (as a user's network would), then takes the first legal action."""
+
+    name = "torch-first-legal"
+
+    def __init__(self) -> None:
+        import torch  # only the tests that name this agent need torch
+
+        self.torch = torch
+        self.layer = torch.nn.Linear(107, 1)
+
+    def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The first legal action per row, after a forward pass of the layer over the masks."""
+        masks = np.asarray(action_masks)
+        with self.torch.no_grad():
+            self.layer(self.torch.from_numpy(masks.astype(np.float32)))
+        return masks.argmax(axis=1).astype(np.int64)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hollywood_gin_env.agents import ExpertAgent
-from hollywood_gin_env.evaluation import evaluate
 from hollywood_gin_env.agents.torch_threads import MAX_TORCH_THREADS
+from hollywood_gin_env.evaluation import evaluate
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, Schedule, duplicate_deals
 
 
