@@ -4,8 +4,8 @@
 line, run in this process, its report discarded) both give the agents torch's `DEFAULT_TORCH_THREADS`
 (hollywood_gin_env/agents/torch_threads.py): their times should agree. The third figure is the API told to use torch's
 own default (one thread per core, `torch.get_num_threads()` at start): what a library that left torch alone would
-cost. The three take turns for `--rounds` rounds and each keeps its best (a busy machine slows them alike); the
-reports are checked to be equal.
+cost. The three take turns for `--rounds` rounds, each going first in turn, and each keeps its best (a busy machine
+slows them alike); the reports are checked to be equal.
 
     python benchmarks/torch_threads.py [--agents bot greedy] [--matches 200] [--rounds 3] [--json]
     python benchmarks/torch_threads.py --smoke   # seconds: checks the benchmark runs (CI); figures not meant
@@ -68,10 +68,10 @@ def main() -> None:
         "cli": lambda: through_cli(args.agents, args.matches),
         "torch_default": lambda: through_api(args.agents, args.matches, TORCH_DEFAULT),
     }
-    best, reports = {name: float("inf") for name in runs}, {}
-    for _ in range(args.rounds):
-        for name, run in runs.items():
-            seconds, reports[name] = run()
+    best, reports, names = {name: float("inf") for name in runs}, {}, list(runs)
+    for round_ in range(args.rounds):
+        for name in names[round_ % 3 :] + names[: round_ % 3]:  # each goes first in turn: no order favours one
+            seconds, reports[name] = runs[name]()
             best[name] = min(best[name], seconds)
     assert reports["api"] == reports["cli"] == reports["torch_default"], "the reports differ"
     print(
