@@ -16,7 +16,7 @@ import pytest
 
 from hollywood_gin_env.agents import ExpertAgent, load_agent, loading
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.evaluation.evaluate import round_robin, without_timing
+from hollywood_gin_env.evaluation.evaluate import Schedule, round_robin, without_timing
 from hollywood_gin_env.play.session import Session, save_match
 from hollywood_gin_env.play.terminal import first_session, parse_args
 from hollywood_gin_env.rules.options import Rules
@@ -142,6 +142,7 @@ def test_an_installed_package_registers_agents_by_name_and_a_built_in_name_wins(
     """A name in the entry-point group "hollywood_gin.agents" loads the agent it points to; the built-in "expert"
     stays the built-in though a package registers that name too; an unknown spec lists the registered names."""
     monkeypatch.syspath_prepend(str(installed_plugin(tmp_path)))
+    monkeypatch.delitem(sys.modules, "gin_plugin_agents", raising=False)  # the import below is undone after
     plugged = load_agent("plugged", seed=2)
     assert type(plugged).__name__ == "Plugged" and plugged.built_with["seed"] == 2 and legal(plugged)
     assert isinstance(load_agent("expert"), ExpertAgent)
@@ -230,6 +231,14 @@ def test_evaluate_imports_the_modules_named_by_import_before_it_builds_agents(tm
     assert "Traceback" not in without.stderr
     done = run(tmp_path, *argv, "--import", "tests.agents_registering")
     assert done.returncode == 0 and "registered vs random" in done.stdout, done.stderr
+
+
+def test_a_schedule_takes_the_modules_its_workers_import_as_a_tuple_of_names():
+    """Schedule(imports=[...]) keeps a tuple of module names; a bare string or a non-name is refused by name."""
+    assert Schedule(imports=["tests.agents_registering"]).imports == ("tests.agents_registering",)
+    for bad in ("tests.agents_registering", ["not a module"], [3]):
+        with pytest.raises(ValueError, match=r"imports=.* is not allowed: give a tuple of module names"):
+            Schedule(imports=bad)
 
 
 @pytest.mark.parametrize("program", ["evaluate", "play", "train", "exploit"])

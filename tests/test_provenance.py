@@ -153,6 +153,7 @@ def test_an_env_plays_its_opponents_rules_unless_given_rules(eaai_checkpoint):
     assert HollywoodGinEnv(opponent=spec).rules == EAAI
     assert HollywoodGinEnv(opponent=spec, rules=Rules()).rules == Rules()
     assert HollywoodGinVectorEnv(2, opponent=EaaiKnockFirst(), num_threads=1).rules == EAAI
+    assert HollywoodGinEnv(opponent=EAAI_AGENT).rules == EAAI  # an agent of the user's, by reference
     assert HollywoodGinEnv(opponent="expert").rules == Rules() and HollywoodGinEnv().rules == Rules()
 
 
