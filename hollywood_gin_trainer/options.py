@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser
 
 #: How the program is typed where no caller says (the console command; `python train.py` passes its own).
@@ -78,9 +79,14 @@ def parse_exploit_args(argv: list[str] | None = None, prog: str = EXPLOIT_PROG) 
 
 
 def finish_args(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str) -> argparse.Namespace:
-    """The parsed command line, with the command as typed (`prog`) kept for the errors and "resume with" lines."""
+    """The parsed command line, with the command as typed (`prog`) kept for the errors and "resume with" lines; the
+    `--import` modules imported (before the run is planned, so the agents and networks they define are known)."""
     args = parser.parse_args(argv)
     args.prog = prog
+    try:
+        import_modules(args.imports)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 
@@ -99,6 +105,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
     )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module first (your agents' or networks' code; repeatable)",
+    )
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument(

@@ -13,7 +13,7 @@ import json
 import random
 from typing import Any
 
-from hollywood_gin_env.agents import HEURISTICS, load_agent
+from hollywood_gin_env.agents import HEURISTICS, AgentProtocol, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
 from hollywood_gin_env.support.atomic import atomic_write_text
@@ -109,18 +109,27 @@ def load_match(path: str) -> tuple[Game, int, str]:
 class Session:
     """One match between the human at seat `human` and the agent `opponent` names, saved to `save_path` if given.
 
+    The agent is `agent` if given (built from `opponent` already), else `load_agent(opponent, allow_import=...)`:
+    `allow_import=False` for a spec read from a save file, which never makes the program import a module.
     With hold_hand_ends (the web page), a hand that ends before the match does is held: nothing more is played
     until `continue_play()`, so the page shows the hand's end before the bot opens the next one.
     """
 
     def __init__(
-        self, game: Game, human: int, opponent: str, save_path: str | None = None, hold_hand_ends: bool = False
+        self,
+        game: Game,
+        human: int,
+        opponent: str,
+        save_path: str | None = None,
+        hold_hand_ends: bool = False,
+        agent: AgentProtocol | None = None,
+        allow_import: bool = True,
     ) -> None:
         if type(human) is not int or human not in (0, 1):
             raise ValueError(f"human={human!r} is not allowed: use seat 0 or 1")
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
         self.hold_hand_ends = hold_hand_ends
-        self.agent = load_agent(opponent)
+        self.agent = agent if agent is not None else load_agent(opponent, allow_import=allow_import)
         self.names = player_names(human, self.opponent_label)
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
