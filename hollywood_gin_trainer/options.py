@@ -98,6 +98,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECTION.KEY=VALUE",
         help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
     )
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        default=None,
+        metavar="PRESET|KEY=VALUE",
+        help="the rules to play, in place of the config's [rules]: a preset's name first (hollywood, eaai, openspiel, "
+        "classic), then keys that change it, e.g. --rules eaai knock_limit=5 (docs/RULES.md)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
