@@ -23,8 +23,8 @@ Train a best response against a frozen TARGET agent: PPO through the same loop, 
 
 Every evaluation is duplicate-deal matches against the target (eval.matches, Wilson 95% intervals) on deals no
 training match is dealt. The run plays the rules the target was trained under (a checkpoint records them) unless
---rules, or the config, names others. The run directory is train's, plus exploit.png: the win rate against the target over
-wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
+--rules, or the config, names others. The run directory is train's, plus exploit.png: the win rate against the
+target over wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
 "Exploitability").
 """
 

@@ -21,6 +21,7 @@ import torch
 from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_env.support.tensorfile import read_tensor_header
 from hollywood_gin_trainer.config import load_config
+from hollywood_gin_trainer.ppo import Matches
 from hollywood_gin_trainer.run import TrainingRun
 from hollywood_gin_trainer.workers import RolloutWorker, WorkerError, shares, worker_streams
 from tests.ray_fixtures import command_line, in_session
@@ -147,9 +148,11 @@ def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
 
 
 def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(ray_local, reference, tmp_path):
-    """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does."""
+    """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does. Its arena,
+    the Ray one, is what ppo.py's update plays (`Matches`)."""
     assert reference["pool"] == 2 and (reference["opponents"] == 1).any(), "a snapshot was drawn"
     run = two_worker_run()
+    assert isinstance(run.arena, Matches)
     train(run, 2)
     assert_equal_weights(weights(run), reference[2])
     run.save(tmp_path / "last.safetensors")
