@@ -22,8 +22,9 @@ Train a best response against a frozen TARGET agent: PPO through the same loop, 
     hollywood-gin exploit --resume runs/br-greedy       # continue an exploit run
 
 Every evaluation is duplicate-deal matches against the target (eval.matches, Wilson 95% intervals) on deals no
-training match is dealt. The run directory is train's, plus exploit.png: the win rate against the target over
-wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
+training match is dealt. The run plays the rules the target was trained under (a checkpoint records them) unless
+--rules, or the config, names others. The run directory is train's, plus exploit.png: the win rate against the
+target over wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
 "Exploitability").
 """
 
@@ -103,6 +104,14 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="SECTION.KEY=VALUE",
         help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
+    )
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        default=None,
+        metavar="PRESET|KEY=VALUE",
+        help="the rules to play, in place of the config's [rules]: a preset's name first (hollywood, eaai, openspiel, "
+        "classic), then keys that change it, e.g. --rules eaai knock_limit=5 (docs/RULES.md)",
     )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
     parser.add_argument(

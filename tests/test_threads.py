@@ -398,7 +398,7 @@ def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch
     for k in COUNTS:
         rng = np.random.default_rng(0)
         kernels = threads.kernel_threads(k)
-        storage = Rollout(steps, n, 4, 1)
+        storage = Rollout(steps, n, 4, 1, 1)
         storage.first_step = 100
         storage.valid[:] = rng.random((steps, n)) < 0.8
         storage.players[:] = rng.integers(0, 2, (steps, n))
