@@ -16,12 +16,12 @@ training state (`--resume`) is a file, and its specs load with `allow_import=Fal
 Rules: an agent may record the rules it was trained under (a trainer checkpoint's metadata "rules"). A config that
 names its rules (`Config.names_rules`) plays them whatever its agents were trained under; one that does not refuses an
 opponent, an evaluation opponent or a `warmstart.init` trained under other rules than its own, in one line naming both
-(`check_rules`). `hollywood-gin exploit` plays its target's rules where the config names none (`rules_in_play`).
+(`check_rules`). `hollywood-gin exploit` plays its target's rules where the config names none
+(hollywood_gin_env.agents.provenance's `rules_in_play`).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,6 +32,7 @@ from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.checkpoint import read_checkpoint_metadata
 from hollywood_gin_env.agents.loading import policy_file
+from hollywood_gin_env.agents.provenance import agent_rules, recorded_rules
 from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_trainer.config import Config
@@ -107,21 +108,13 @@ def load_opponent(
     spec."""
     _, spec = parse_agent_arg(text)
     try:
-        agent = load_agent(spec, seed=seed, num_threads=num_threads, **_import_option(allow_import))
+        agent = load_agent(spec, seed=seed, num_threads=num_threads, allow_import=allow_import)
     except (ValueError, FileNotFoundError) as error:
         raise type(error)(f"{where} {text!r}: {error}") from None
     policy = getattr(agent, "policy", None)
     if isinstance(policy, nn.Module):
         policy.eval().requires_grad_(False)
     return agent
-
-
-def _import_option(allow_import: bool) -> dict[str, bool]:
-    """load_agent's `allow_import` keyword, where it takes one (a load_agent without it imports nothing a spec names,
-    so it has nothing to refuse)."""
-    if allow_import or "allow_import" not in inspect.signature(load_agent).parameters:
-        return {}
-    return {"allow_import": False}
 
 
 def named_agents(config: Config) -> list[tuple[str, str]]:
@@ -132,20 +125,9 @@ def named_agents(config: Config) -> list[tuple[str, str]]:
     ]
 
 
-def recorded_rules(agent: object, text: str) -> Rules | None:
-    """The rules an agent was trained under: its `rules`, else what its policy file's metadata records (a spec's
-    `bot` or `checkpoint:PATH`; `agent` may be None); None where nothing is recorded."""
-    rules = getattr(agent, "rules", None)
-    if isinstance(rules, Rules):
-        return rules
-    path = policy_file(parse_agent_arg(text)[1])
-    recorded = None if path is None else read_checkpoint_metadata(path).get("rules")
-    if recorded is None:
-        return None
-    try:
-        return Rules.from_dict(recorded)
-    except ValueError as error:
-        raise ValueError(f"{text}: the rules its file records: {error}") from None
+def init_rules(init: str) -> Rules | None:
+    """The rules the policy of a `warmstart.init` spec ("bot", "checkpoint:PATH") records it was trained under."""
+    return recorded_rules(read_checkpoint_metadata(policy_file(init)), f"warmstart.init={init!r}")
 
 
 def check_agents(config: Config) -> None:
@@ -154,10 +136,10 @@ def check_agents(config: Config) -> None:
     records = []
     for where, spec in named_agents(config):
         agent = load_opponent(where, spec)
-        records.append((f"{where} {spec!r}", recorded_rules(agent, spec)))
+        records.append((f"{where} {spec!r}", agent_rules(agent)))
     init = config.warmstart.init
     if init:
-        records.append((f"warmstart.init={init!r}", recorded_rules(None, init)))
+        records.append((f"warmstart.init={init!r}", init_rules(init)))
     check_rules(config, records)
 
 
@@ -173,22 +155,3 @@ def check_rules(config: Config, records: Iterable[tuple[str, Rules | None]]) -> 
                 f"{what} was trained under the rules {theirs.describe()}, the config plays {ours.describe()}: "
                 f"{NAME_THE_RULES}"
             )
-
-
-def rules_in_play(records: Iterable[tuple[str, Rules | None]], rules: Rules | None = None) -> Rules | None:
-    """`rules` where given (asked for); else the one rule set every agent that records one was trained under (None
-    if none does); ValueError in one line naming both rule sets and both agents where two differ. `records` are (the
-    agent in words, the rules it records or None)."""
-    if rules is not None:
-        return rules
-    found: tuple[str, Rules] | None = None
-    for what, theirs in records:
-        if theirs is None:
-            continue
-        if found is not None and theirs != found[1]:
-            raise ValueError(
-                f"{found[0]} was trained under the rules {found[1].describe()}, {what} under {theirs.describe()}: "
-                f"{NAME_THE_RULES}"
-            )
-        found = found or (what, theirs)
-    return None if found is None else found[1]

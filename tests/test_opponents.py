@@ -151,7 +151,8 @@ def test_exploit_plays_the_targets_rules_unless_asked_otherwise(checkpoints):
     with pytest.raises(ValueError) as refused:
         planned("--init", f"checkpoint:{checkpoints['hollywood']}")
     message = str(refused.value)
-    assert re.search(r"TARGET .* under the rules eaai, --init .* under hollywood", message) and "\n" not in message
+    assert re.search(r"TARGET .* under the rules 'eaai' and agent '--init .* under 'hollywood'", message), message
+    assert "\n" not in message
     assert planned("--init", f"checkpoint:{checkpoints['hollywood']}", "--rules", "eaai").warmstart.init
 
 
