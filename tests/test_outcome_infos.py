@@ -97,6 +97,7 @@ def test_single_env_infos_give_each_step_s_hands_as_the_game_log_does(rules, epi
     assert most >= (2 if rules is EAGER else 1)  # EAGER: some step ended two hands
 
 
+@pytest.mark.nojit
 def test_a_hand_ended_before_the_learner_s_first_decision_is_the_first_step_s():
     """The opponent takes the upcard and knocks before the learner acts (89 points, the scenario of test_env's
     first-decision test): the reset's info shows nothing, the first step names that hand as the opponent's."""

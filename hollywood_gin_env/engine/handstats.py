@@ -1,8 +1,8 @@
 """Hand statistics: which hands ended and how, and the one definition of each rate the trainer and evaluator report.
 
 `ended_hands(state)` reads the engine's record of the hand each match's last step ended (before a finished match
-is reset; `over=` says where a hand ended when a front end's step spans several engine steps, counted with
-`hands_closed`), `HandCounts` adds them up, and `HandCounts.rates()` defines every rate once: a rate is a share of all
+is reset; `hands_closed` counts the hands a match has ended, for a front end whose step spans several engine
+steps), `HandCounts` adds them up, and `HandCounts.rates()` defines every rate once: a rate is a share of all
 hands ended; "knock" counts every knock that was scored, undercut or not; "gin" counts gins (the big gin too).
 Counts from one side's view (`side=`) count the hands that side knocked or ginned (or, for undercuts, scored).
 """
@@ -16,6 +16,7 @@ import numpy as np
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.state import EngineState
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
+from hollywood_gin_env.support.jit import njit_inline
 
 #: The fields of an ended hand every front end reports (infos, counts) and the `last_hand` column each one reads.
 HAND_FIELDS = {
@@ -27,18 +28,18 @@ HAND_FIELDS = {
 }
 
 
-def ended_hands(state: EngineState, over: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """The hand each match last ended where `over` (default: where the last engine step ended one): hand_over and
-    the HAND_FIELDS, hand_kind, hand_knocker, hand_winner, hand_points, hand_turns (-1 where no hand ended)."""
-    over = state.last_step[:, col.S_HAND_OVER] == 1 if over is None else over
+def ended_hands(state: EngineState) -> dict[str, np.ndarray]:
+    """The hand each match's last step ended: hand_over and the HAND_FIELDS, hand_kind, hand_knocker, hand_winner,
+    hand_points, hand_turns (-1 in every field but hand_over where no hand ended)."""
+    over = state.last_step[:, col.S_HAND_OVER] == 1
     last = state.last_hand
     return {"hand_over": over, **{key: np.where(over, last[:, column], -1) for key, column in HAND_FIELDS.items()}}
 
 
-def hands_closed(state: EngineState) -> np.ndarray:
-    """int64[N]: how many hands each match has ended so far (every hand dealt but the one in play)."""
-    match = state.match
-    return match[:, col.M_HAND_NO] - (match[:, col.M_PHASE] != col.PHASE_OVER)
+@njit_inline
+def hands_closed(match: np.ndarray, i: int) -> int:
+    """How many hands match i (a row of state.match) has ended so far: every hand dealt but the one in play."""
+    return match[i, col.M_HAND_NO] - (1 if match[i, col.M_PHASE] != col.PHASE_OVER else 0)
 
 
 @dataclass

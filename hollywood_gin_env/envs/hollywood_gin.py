@@ -12,11 +12,14 @@ from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
-from hollywood_gin_env.envs.outcomes import NO_OUTCOME, outcome_of
+from hollywood_gin_env.envs.outcomes import NO_OUTCOME, outcome_values
 from hollywood_gin_env.envs.spaces import env_rules, observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_action
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
+
+#: The single env's info keys, with the outcome of a step that ended nothing (each info starts as a copy).
+INFO: dict[str, Any] = {"action_mask": None, "illegal_action": False, "learner_seat": 0, **NO_OUTCOME}
 
 
 class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -150,7 +153,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._illegal = False
         if self.render_mode == "human":
             print(self.render_text())
-        return self._observation(), self._info(NO_OUTCOME)
+        return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponent until the learner is to act or the episode ends."""
@@ -164,7 +167,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._illegal = bool(self._matches.illegal[0])
         if self.render_mode == "human":
             print(self.render_text())
-        outcome = NO_OUTCOME if self._matches.hands_ended[0] == 0 else outcome_of(self._matches.outcomes(), 0)
+        outcome = None if self._matches.hands_ended[0] == 0 else outcome_values(self._matches.outcomes(), 0)
         return self._observation(), float(self._matches.rewards[0]), terminated, False, self._info(outcome)
 
     def action_masks(self) -> np.ndarray:
@@ -198,10 +201,12 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _observation(self) -> dict[str, np.ndarray]:
         return {"observation": self._matches.obs[0], "action_mask": self._matches.mask[0]}  # fresh each call
 
-    def _info(self, outcome: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "action_mask": self._matches.mask[0].copy(),
-            "illegal_action": self._illegal,
-            "learner_seat": int(self._matches.seats[0]),
-            **outcome,  # copied into a new dict: a caller's changes never reach NO_OUTCOME
-        }
+    def _info(self, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The step's info: the mask, the learner's seat and the outcome (None: the step ended nothing)."""
+        info = INFO.copy()  # then three keys: as fast as a literal of three (a literal of all costs a step 3%)
+        if outcome is not None:
+            info.update(outcome)
+        info["action_mask"] = self._matches.mask[0].copy()
+        info["illegal_action"] = self._illegal
+        info["learner_seat"] = int(self._matches.seats[0])
+        return info

@@ -24,12 +24,11 @@ from gymnasium.error import ResetNeeded
 
 from hollywood_gin_env.engine.batched import Engine, check_deck, overflow_ok, step_rows
 from hollywood_gin_env.engine.game import check_first_dealer
-from hollywood_gin_env.engine.handstats import hands_closed
 from hollywood_gin_env.engine.kernels import step_kernel
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel, encode_rows
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
-from hollywood_gin_env.envs.outcomes import outcomes
+from hollywood_gin_env.envs.outcomes import outcome_table
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions, illegal_action_message
 from hollywood_gin_env.rules.options import Rules, check_choice
@@ -85,10 +84,11 @@ class LearnerMatches:
         self.illegal = np.zeros(n, dtype=np.bool_)
         self._pending = np.zeros(n, dtype=np.float64)  # earned before the learner's first decision
         self._carry = np.zeros(n, dtype=np.bool_)  # a hand episode ended: the next reset goes on with the match
-        # Hands each match had ended at the last step's end: those ended since (in a reset's opponent turns too)
-        # are the next step's, as their rewards are
-        self._closed = np.zeros(n, dtype=np.int64)
-        self.hands_ended = np.zeros(n, dtype=np.int64)  # by the last step, in each match
+        # Per match: the hands it had ended at the last step's end (those ended since, in a reset's opponent turns
+        # too, are the next step's, as their rewards are), and how many the last step ended: one array, one
+        # kernel argument (a single env's step is a few microseconds: each argument costs the call a little)
+        self._hand_counts = np.zeros((n, 2), dtype=np.int64)
+        self.hands_ended = self._hand_counts[:, 1]
         self._need = np.zeros(n, dtype=np.bool_)
         self._playing = np.zeros(n, dtype=np.bool_)  # the learner's action was legal
         self._scratch = np.zeros(n, dtype=np.bool_)
@@ -124,7 +124,7 @@ class LearnerMatches:
                 if self._reseed_opponent is not None:
                     self._reseed_opponent(int(seeds[np.argmax(selected)]))
             self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
-            self._closed[fresh] = 0
+            self._hand_counts[fresh, 0] = 0
             batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
             self._carry[selected] = False
             self._pending[selected] = 0.0
@@ -144,7 +144,7 @@ class LearnerMatches:
             if not over.any():
                 return
             self.engine.new_matches(selected=over)
-            self._closed[over] = 0
+            self._hand_counts[over, 0] = 0
             batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
             self._pending[over] = 0.0
 
@@ -178,15 +178,14 @@ class LearnerMatches:
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
             self._break("step", error)
             raise
-        batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
-        closed = hands_closed(s)
-        self.hands_ended, self._closed = closed - self._closed, closed
+        counts = self._hand_counts
+        batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry, counts)
         self.new_outputs()
         self.encode(self._all)
 
-    def outcomes(self) -> dict[str, np.ndarray]:
-        """The outcome infos of the last step from the learner's side (envs/outcomes.py), read before a reset."""
-        return outcomes(self.engine.state, self.hands_ended, self.seats)
+    def outcomes(self) -> np.ndarray:
+        """The outcome table of the last step from the learner's side (envs/outcomes.py), read before a reset."""
+        return outcome_table(self.engine.state, self.hands_ended, self.seats)
 
     def _step_whole(self, actions: np.ndarray, playing: np.ndarray) -> None:
         """The learner's move, its credit and the built-in opponent's turns as step_rows, credit_rows and

@@ -38,7 +38,7 @@ from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.engine.observation import encode_one
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.learner import deal_options
-from hollywood_gin_env.envs.outcomes import NO_OUTCOME, outcome_of, outcomes
+from hollywood_gin_env.envs.outcomes import NO_OUTCOME, outcome_table, outcome_values
 from hollywood_gin_env.envs.spaces import env_rules, observation_space, worst_reward
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_action, illegal_action_message
 from hollywood_gin_env.rules.options import Rules, check_choice
@@ -220,7 +220,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
         if s.last_step[0, col.S_HAND_OVER] == 0:
             return {a: dict(NO_OUTCOME) for a in self.agents}
         hands_ended = s.last_step[:, col.S_HAND_OVER]
-        return {a: outcome_of(outcomes(s, hands_ended, np.array([p])), 0) for p, a in enumerate(self.agents)}
+        return {a: outcome_values(outcome_table(s, hands_ended, np.array([p])), 0) for p, a in enumerate(self.agents)}
 
     def render(self) -> str | None:
         """The match as text in "ansi" mode (both hands, the pile, the sheet); "human" prints it, returns None."""

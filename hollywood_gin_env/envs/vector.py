@@ -13,7 +13,7 @@ from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
-from hollywood_gin_env.envs.outcomes import cleared, no_outcomes
+from hollywood_gin_env.envs.outcomes import clear, no_outcome_table, outcome_arrays
 from hollywood_gin_env.envs.spaces import check_num_envs, env_rules, observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.options import Rules
@@ -103,7 +103,7 @@ class HollywoodGinVectorEnv(VectorEnv):
             self._seeded = True
         self._matches.new_outputs()
         self._matches.reset(self._all, seeds, decks, dealers)
-        return self._observations(), self._infos(no_outcomes(self.num_envs))
+        return self._observations(), self._infos(no_outcome_table(self.num_envs))
 
     def step(
         self, actions: np.ndarray
@@ -123,7 +123,7 @@ class HollywoodGinVectorEnv(VectorEnv):
         if terminations.any():
             infos = self._final_infos(terminations, outcome)
             matches.reset(terminations)
-            outcome = cleared(outcome, terminations)  # the new episodes have ended nothing yet
+            clear(outcome, terminations)  # the new episodes have ended nothing yet
         infos.update(self._infos(outcome))
         return self._observations(), rewards, terminations, np.zeros(self.num_envs, dtype=np.bool_), infos
 
@@ -146,16 +146,16 @@ class HollywoodGinVectorEnv(VectorEnv):
     def _observations(self) -> dict[str, np.ndarray]:
         return {"observation": self._matches.obs, "action_mask": self._matches.mask}  # fresh arrays every step
 
-    def _infos(self, outcome: dict[str, np.ndarray]) -> dict[str, Any]:
+    def _infos(self, outcome: np.ndarray) -> dict[str, Any]:
         values = {
             "action_mask": self._matches.mask.copy(),
             "illegal_action": np.zeros(self.num_envs, dtype=np.bool_),
             "learner_seat": self._matches.seats.copy(),
-            **outcome,
+            **outcome_arrays(outcome),
         }
         return with_masks(values, np.ones(self.num_envs, dtype=np.bool_))
 
-    def _final_infos(self, ended: np.ndarray, outcome: dict[str, np.ndarray]) -> dict[str, Any]:
+    def _final_infos(self, ended: np.ndarray, outcome: np.ndarray) -> dict[str, Any]:
         """final_obs (an object array of per-match observations) and final_info, as SyncVectorEnv lays them out."""
         matches, rows = self._matches, np.flatnonzero(ended)
         final_obs = np.full(self.num_envs, None, dtype=object)
@@ -165,7 +165,7 @@ class HollywoodGinVectorEnv(VectorEnv):
             "action_mask": np.where(ended[:, None], matches.mask, 0).astype(np.int8),
             "illegal_action": matches.illegal & ended,
             "learner_seat": np.where(ended, matches.seats, 0),
-            **{key: np.where(ended, value, np.zeros_like(value)) for key, value in outcome.items()},
+            **outcome_arrays(outcome * ended),  # zeros elsewhere, as SyncVectorEnv fills them
         }
         final_info = with_masks(values, ended)
         return {
@@ -178,8 +178,10 @@ class HollywoodGinVectorEnv(VectorEnv):
 
 def with_masks(values: dict[str, np.ndarray], present: np.ndarray) -> dict[str, np.ndarray]:
     """Gymnasium's vector info layout: each key's array followed by its `_key` mask (the matches that have it)."""
+    masks = np.empty((len(values), present.shape[0]), dtype=np.bool_)  # one copy each, made at once
+    masks[:] = present
     infos: dict[str, np.ndarray] = {}
-    for key, value in values.items():
+    for (key, value), mask in zip(values.items(), masks, strict=True):
         infos[key] = value
-        infos[f"_{key}"] = present.copy()
+        infos[f"_{key}"] = mask
     return infos
