@@ -40,7 +40,7 @@ _NO_COLUMN = np.array([int(value) for value in NO_OUTCOME.values()], dtype=np.in
 def _fill(match, last_hand, hands_ended, players, hand_columns, table) -> None:
     """table[k, i] = KEYS[k] of match i after a step that ended hands_ended[i] hands, from players[i]'s side."""
     n = table.shape[1]
-    for k in range(hand_columns.shape[0]):  # a row of the table at a time: a loop per row runs 5x faster
+    for k in range(hand_columns.shape[0]):  # row by row: 4 times as fast as match by match
         column = hand_columns[k]
         for i in range(n):
             table[_FIRST_FIELD + k, i] = last_hand[i, column] if hands_ended[i] > 0 else -1

@@ -95,7 +95,7 @@ class raw_env(AECEnv):  # noqa: N801  (PettingZoo's naming convention)
     starts a new match; `reset()` continues the stream; `options={"deck": [...], "first_dealer": 0 or 1}`
     fixes the first deal of a new match. `rules`: a `Rules`, a preset's name or a dict (`Rules.from_spec`).
 
-    `infos[agent]` holds the outcome of the last step (docs/ENVIRONMENTS.md, "Outcome infos"): the hand it
+    `infos[agent]` holds the outcome of the last step (docs/ENVIRONMENTS.md, "Infos"): the hand it
     ended and the match winner as seats, and `hand_result` and `match_result` from that agent's side.
     """
 
