@@ -1,9 +1,10 @@
 """hollywood-gin: the exact, batched Hollywood Gin engine and its reinforcement-learning environments.
 
-`import hollywood_gin_env` registers "HollywoodGin-v1". The names a user needs come from here, each loaded from its
-layer on first use (PEP 562), so the import stays fast: `Rules`, `Game`, `Engine`, `load_agent`, the envs
-(`HollywoodGinEnv`, `HollywoodGinVectorEnv`, `SelfPlayVectorEnv`) and the evaluator (`play_pair`, `evaluate_pairs`,
-`round_robin`, `format_report`, `summarize_pair`, `Schedule`). The layers, one folder each, are in docs/ARCHITECTURE.md.
+`import hollywood_gin_env` registers "HollywoodGin-v1" and an id for each rules preset (ENV_IDS). The names a user
+needs come from here, each loaded from its layer on first use (PEP 562), so the import stays fast: `Rules`, `Game`,
+`Engine`, `load_agent`, the envs (`HollywoodGinEnv`, `HollywoodGinVectorEnv`, `SelfPlayVectorEnv`) and the evaluator
+(`play_pair`, `evaluate_pairs`, `round_robin`, `format_report`, `summarize_pair`, `Schedule`). The layers, one folder
+each, are in docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -13,11 +14,28 @@ from typing import Any
 
 from gymnasium.envs.registration import register
 
-register(
-    id="HollywoodGin-v1",
-    entry_point="hollywood_gin_env.envs:HollywoodGinEnv",
-    vector_entry_point="hollywood_gin_env.envs:HollywoodGinVectorEnv",
-)
+#: The registered env ids and the rules preset each one plays (`rules=`; None: the env's default): the same env
+#: classes under each id. docs/ENVIRONMENTS.md, "Registered ids", gives what a match is under each.
+ENV_IDS = {
+    "HollywoodGin-v1": None,
+    "GinRummyEAAI-v1": "eaai",
+    "GinRummyOpenSpiel-v1": "openspiel",
+    "GinRummyClassic-v1": "classic",
+}
+
+
+def _register() -> None:
+    """Register each id of ENV_IDS with Gymnasium (`gymnasium.make` and `gymnasium.make_vec`)."""
+    for env_id, preset in ENV_IDS.items():
+        register(
+            id=env_id,
+            entry_point="hollywood_gin_env.envs:HollywoodGinEnv",
+            vector_entry_point="hollywood_gin_env.envs:HollywoodGinVectorEnv",
+            kwargs={} if preset is None else {"rules": preset},
+        )
+
+
+_register()
 
 #: Each public name and the module that defines it.
 PUBLIC = {

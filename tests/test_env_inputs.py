@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from hollywood_gin_env.agents import load_agent
+from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv, SelfPlayVectorEnv, pettingzoo
+from hollywood_gin_env.envs.spaces import MAX_NUM_ENVS, check_num_envs
 from hollywood_gin_env.evaluation.evaluate import round_robin
 from hollywood_gin_env.support.streams import check_seed
 
@@ -155,3 +157,77 @@ def test_check_seed_names_the_argument():
     assert check_seed(TOP) == TOP
     with pytest.raises(ValueError, match="train.seed=-3"):
         check_seed(-3, "train.seed")
+
+
+# --- reset options: the first dealer as Game takes it -------------------------------------------------------
+
+RESETS = {
+    "single env": lambda: HollywoodGinEnv(),
+    "vector env": lambda: HollywoodGinVectorEnv(3),
+    "self-play env": lambda: SelfPlayVectorEnv(3),
+    "pettingzoo": lambda: pettingzoo.env(),
+}
+
+
+def engine_of(env):
+    """The engine under an env or its wrappers (SelfPlayVectorEnv has no wrappers)."""
+    return getattr(env, "unwrapped", env).engine
+
+
+@pytest.mark.parametrize("entry", list(RESETS))
+@pytest.mark.parametrize("dealer", [True, np.bool_(True), 1.7, 1.0, np.float64(0.0), "1", 2, -1])
+def test_reset_refuses_a_first_dealer_that_game_refuses(entry, dealer):
+    """options["first_dealer"] is refused exactly when `Game(first_dealer=...)` refuses it, in the same words: True,
+    1.7 and "1" are no dealers (never cast to one), and a refused reset leaves the matches as they were."""
+    with pytest.raises(ValueError, match="is not allowed: use 0, 1 or None") as game_error:
+        Game(first_dealer=dealer)
+    env = RESETS[entry]()
+    env.reset(seed=0)
+    before = engine_of(env).state.match.copy()
+    with pytest.raises(ValueError) as env_error:
+        env.reset(options={"first_dealer": dealer})
+    assert str(env_error.value) == "options['first_dealer']" + str(game_error.value).removeprefix("first_dealer")
+    np.testing.assert_array_equal(engine_of(env).state.match, before)
+
+
+@pytest.mark.parametrize("dealers", [[0, 1], [0, 1, 2], [0, True, 1], np.zeros((3, 1), dtype=np.int64)])
+def test_batched_reset_refuses_first_dealers_of_the_wrong_count_or_kind(dealers):
+    """One first dealer per match: another count, or a bad value among them, is refused naming it."""
+    with pytest.raises(ValueError, match=r"options\['first_dealer'\].*(must be 0, 1 or 3 of them|is not allowed)"):
+        HollywoodGinVectorEnv(3).reset(options={"first_dealer": dealers})
+
+
+@pytest.mark.parametrize("entry", list(RESETS))
+def test_reset_takes_0_1_numpy_integers_and_one_dealer_per_match(entry):
+    """0, 1 and numpy integers deal as asked; the batched envs also take one value per match, None rows random."""
+    env = RESETS[entry]()
+    for dealer in (0, 1, np.int64(1), np.uint8(0)):
+        env.reset(seed=0, options={"first_dealer": dealer})
+        assert (engine_of(env).state.match[:, col.M_DEALER] == dealer).all()
+    if getattr(env, "num_envs", 1) > 1:
+        env.reset(seed=0, options={"first_dealer": [1, None, np.int64(0)]})
+        assert env.engine.state.match[[0, 2], col.M_DEALER].tolist() == [1, 0]
+
+
+# --- num_envs: bounded by what one process should hold ------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [HollywoodGinVectorEnv, SelfPlayVectorEnv], ids=["vector", "selfplay"])
+@pytest.mark.parametrize("num_envs", [0, -1, MAX_NUM_ENVS + 1, 10**6, 2**4000, True, 8.0, "8", None])
+def test_vector_envs_refuse_num_envs_outside_1_to_the_bound(make, num_envs):
+    """num_envs is an integer from 1 to MAX_NUM_ENVS: anything else is one line naming the value and the bound, before
+    any array is allocated (10**6 matches would take about 15 GB)."""
+    with pytest.raises(ValueError) as info:
+        make(num_envs)
+    message = str(info.value)
+    assert message.startswith("num_envs=") and f"{MAX_NUM_ENVS:,}" in message and len(message) < 200, message
+
+
+def test_make_vec_refuses_num_envs_beyond_the_bound_and_takes_the_bound_s_neighbours():
+    """gymnasium.make_vec passes num_envs through to the same check; small counts still build."""
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match=f"num_envs={MAX_NUM_ENVS + 1} is not allowed"):
+        gym.make_vec("HollywoodGin-v1", num_envs=MAX_NUM_ENVS + 1, vectorization_mode="vector_entry_point")
+    assert check_num_envs(MAX_NUM_ENVS) == MAX_NUM_ENVS and check_num_envs(np.int64(1)) == 1
+    assert SelfPlayVectorEnv(np.int32(2)).num_envs == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -43,14 +44,12 @@ class Game:
         deck: Any = None,
         first_dealer: int | None = None,
     ) -> None:
-        if first_dealer is not None and (not _is_int(first_dealer) or first_dealer not in (0, 1)):
-            raise ValueError(f"first_dealer={first_dealer!r} is not allowed: use 0, 1 or None")
+        first_dealer = check_first_dealer(first_dealer)
         if seed is not None and not _is_int(seed):
             raise ValueError(f"seed={seed!r} is not allowed: use an integer or None")
         self._engine = Engine(1, rules)
         self.rules = self._engine.rules
         self.seed = draw_root_seed() if seed is None else int(seed)
-        first_dealer = None if first_dealer is None else int(first_dealer)  # the log holds plain ints
         fixed = check_deck(deck) if deck is not None else np.full(52, -1, dtype=np.int64)
         self._engine.new_matches(
             seeds=match_seeds(self.seed, 1),
@@ -290,6 +289,14 @@ class Game:
 def position_of(engine: Engine, index: int) -> Position:
     """Match `index` of a batched engine now as plain values, what the renderers draw (no event log)."""
     return Game.view_of(engine, index).position()
+
+
+def check_first_dealer(value: Any, name: str = "first_dealer") -> int | None:
+    """A first dealer as a plain int (the log holds plain ints), or None (drawn at random, R2); ValueError naming
+    `name` unless it is 0, 1 or None: True, 1.0 and "1" are none of them (Game and every env's reset options)."""
+    if value is not None and (not _is_int(value) or value not in (0, 1)):
+        raise ValueError(f"{name}={reprlib.repr(value)} is not allowed: use 0, 1 or None")
+    return None if value is None else int(value)
 
 
 def _is_int(value: Any) -> bool:

@@ -1,7 +1,8 @@
 """Hand statistics: which hands ended and how, and the one definition of each rate the trainer and evaluator report.
 
 `ended_hands(state)` reads the engine's record of the hand each match's last step ended (before a finished match
-is reset), `HandCounts` adds them up, and `HandCounts.rates()` defines every rate once: a rate is a share of all
+is reset; `hands_closed` counts the hands a match has ended, for a front end whose step spans several engine
+steps), `HandCounts` adds them up, and `HandCounts.rates()` defines every rate once: a rate is a share of all
 hands ended; "knock" counts every knock that was scored, undercut or not; "gin" counts gins (the big gin too).
 Counts from one side's view (`side=`) count the hands that side knocked or ginned (or, for undercuts, scored).
 """
@@ -15,25 +16,30 @@ import numpy as np
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.state import EngineState
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
+from hollywood_gin_env.support.jit import njit_inline
+
+#: The fields of an ended hand every front end reports (infos, counts) and the `last_hand` column each one reads.
+HAND_FIELDS = {
+    "hand_kind": col.R_KIND,
+    "hand_knocker": col.R_KNOCKER,
+    "hand_winner": col.R_WINNER,
+    "hand_points": col.R_POINTS,
+    "hand_turns": col.R_TURNS,
+}
 
 
 def ended_hands(state: EngineState) -> dict[str, np.ndarray]:
-    """The hand each match's last step ended: hand_over, hand_kind, hand_knocker, hand_winner, hand_points,
-    hand_turns (-1 in every field but hand_over where no hand ended)."""
+    """The hand each match's last step ended: hand_over and the HAND_FIELDS, hand_kind, hand_knocker, hand_winner,
+    hand_points, hand_turns (-1 in every field but hand_over where no hand ended)."""
     over = state.last_step[:, col.S_HAND_OVER] == 1
     last = state.last_hand
+    return {"hand_over": over, **{key: np.where(over, last[:, column], -1) for key, column in HAND_FIELDS.items()}}
 
-    def field_of(column: int) -> np.ndarray:
-        return np.where(over, last[:, column], -1)
 
-    return {
-        "hand_over": over,
-        "hand_kind": field_of(col.R_KIND),
-        "hand_knocker": field_of(col.R_KNOCKER),
-        "hand_winner": field_of(col.R_WINNER),
-        "hand_points": field_of(col.R_POINTS),
-        "hand_turns": field_of(col.R_TURNS),
-    }
+@njit_inline
+def hands_closed(match: np.ndarray, i: int) -> int:
+    """How many hands match i (a row of state.match) has ended so far: every hand dealt but the one in play."""
+    return match[i, col.M_HAND_NO] - (1 if match[i, col.M_PHASE] != col.PHASE_OVER else 0)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import numpy as np
 
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.batched import overflow_ok
+from hollywood_gin_env.engine.handstats import hands_closed
 from hollywood_gin_env.engine.kernels import step_kernel
 from hollywood_gin_env.engine.sampling import sample_legal_streams
 from hollywood_gin_env.engine.state import named
@@ -81,14 +82,18 @@ def begin_step(actions, legal, illegal, playing, pending, rewards, ended) -> int
 
 
 @njit
-def end_step(match, illegal, worst, rewards, ended, carry) -> None:
+def end_step(match, illegal, worst, rewards, ended, carry, hand_counts) -> None:
     """Finish a learner step: illegal actions end their episode at the worst reward; carry[i] marks a
-    hand episode that ended while its match goes on (the next reset deals on)."""
+    hand episode that ended while its match goes on (the next reset deals on); hand_counts[i] is (the
+    hands match i has ended, how many of them since the last call), from (the former count, anything)."""
     for i in range(match.shape[0]):
         if illegal[i]:
             rewards[i] = worst
             ended[i] = True
         carry[i] = ended[i] and not illegal[i] and match[i, col.M_PHASE] != col.PHASE_OVER
+        closed = hands_closed(match, i)
+        hand_counts[i, 1] = closed - hand_counts[i, 0]
+        hand_counts[i, 0] = closed
 
 
 @njit

@@ -12,10 +12,14 @@ from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
-from hollywood_gin_env.envs.spaces import observation_space
+from hollywood_gin_env.envs.outcomes import NO_OUTCOME, outcome_values
+from hollywood_gin_env.envs.spaces import env_rules, observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_action
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
+
+#: The single env's info keys, with the outcome of a step that ended nothing (each info starts as a copy).
+INFO: dict[str, Any] = {"action_mask": None, "illegal_action": False, "learner_seat": 0, **NO_OUTCOME}
 
 
 class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -72,7 +76,10 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Information
     `info["action_mask"]` (int8[107]), `info["illegal_action"]` (the step's action was illegal),
-    `info["learner_seat"]` (0 or 1).
+    `info["learner_seat"]` (0 or 1), and the outcome of what the step ended (envs/outcomes.py): `hands_ended`,
+    `hand_over`, `hand_kind`, `hand_knocker`, `hand_winner`, `hand_points`, `hand_turns`, `match_winner` (seats,
+    as `SelfPlayVectorEnv`'s; -1 where nothing ended) and the learner's `hand_result` and `match_result` (1 won,
+    -1 lost, 0 none or a dead hand). docs/ENVIRONMENTS.md, "Infos", says which step reports each hand.
 
     ## Arguments
     ```python
@@ -87,8 +94,10 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       an object with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
       `reset(seed)`, if it has one, by every seeded reset), or such a callable. An opponent given by spec acts on
       `torch_threads` torch threads (default: the programs' choice, one).
-    - `rules`: a `hollywood_gin_env.Rules`; None (the default): the rules the opponent was trained under if it
-      records them (a checkpoint's), else `Rules()`; rules given always win. `reward`: "hand", "game", "match" or
+    - `rules`: a `hollywood_gin_env.Rules`, a preset's name ("eaai") or a dict (`Rules.from_spec`); None (the
+      default): the rules the opponent was trained under if it records them (a checkpoint's), else `Rules()`; rules
+      given always win. The ids "GinRummyEAAI-v1", "GinRummyOpenSpiel-v1" and "GinRummyClassic-v1" give their
+      preset. `reward`: "hand", "game", "match" or
       "chance". `episode`: "match" or "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`:
       "end" or "raise" (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()`
       returns the match as text: both hands, pile, sheet), "human" (printed after every reset and step) or
@@ -96,7 +105,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     Reset: `reset(seed=k)` is deterministic (the engine seed k and an env stream derived from k);
     `reset()` continues both streams. `options={"deck": [...52 cards...], "first_dealer": 0 or 1}` fixes
-    the first deal (RULES.md R3). Either option, or a seed, starts a new match.
+    the first deal (RULES.md R3; the dealer checked as `Game` checks it). Either option, or a seed, starts a new match.
 
     ## Version History
     * v0: Initial version (564 observation features).
@@ -109,7 +118,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def __init__(
         self,
         opponent: Any = "random",
-        rules: Rules | None = None,
+        rules: Rules | str | dict | None = None,
         reward: str = "hand",
         episode: str = "match",
         learner_seat: int | None = None,
@@ -120,7 +129,7 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human', 'rgb_array' or None")
         self._matches = LearnerMatches(
-            1, rules, opponent, reward, episode, learner_seat, illegal_action, torch_threads=torch_threads
+            1, env_rules(rules), opponent, reward, episode, learner_seat, illegal_action, torch_threads=torch_threads
         )
         self.rules = self._matches.rules
         self.observation_space = observation_space()
@@ -164,7 +173,8 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._illegal = bool(self._matches.illegal[0])
         if self.render_mode == "human":
             print(self.render_text())
-        return self._observation(), float(self._matches.rewards[0]), terminated, False, self._info()
+        outcome = None if self._matches.hands_ended[0] == 0 else outcome_values(self._matches.outcomes(), 0)
+        return self._observation(), float(self._matches.rewards[0]), terminated, False, self._info(outcome)
 
     def action_masks(self) -> np.ndarray:
         """bool[107]: the learner's legal actions now (sb3-contrib's MaskablePPO calls this)."""
@@ -197,9 +207,12 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _observation(self) -> dict[str, np.ndarray]:
         return {"observation": self._matches.obs[0], "action_mask": self._matches.mask[0]}  # fresh each call
 
-    def _info(self) -> dict[str, Any]:
-        return {
-            "action_mask": self._matches.mask[0].copy(),
-            "illegal_action": self._illegal,
-            "learner_seat": int(self._matches.seats[0]),
-        }
+    def _info(self, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The step's info: the mask, the learner's seat and the outcome (None: the step ended nothing)."""
+        info = INFO.copy()  # then three keys: as fast as a literal of three (a literal of all costs a step 3%)
+        if outcome is not None:
+            info.update(outcome)
+        info["action_mask"] = self._matches.mask[0].copy()
+        info["illegal_action"] = self._illegal
+        info["learner_seat"] = int(self._matches.seats[0])
+        return info

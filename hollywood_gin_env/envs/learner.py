@@ -23,11 +23,13 @@ import numpy as np
 from gymnasium.error import ResetNeeded
 
 from hollywood_gin_env.engine.batched import Engine, check_deck, overflow_ok, step_rows
+from hollywood_gin_env.engine.game import check_first_dealer
 from hollywood_gin_env.engine.kernels import step_kernel
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel, encode_rows
 from hollywood_gin_env.engine.threads import check_num_threads
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
+from hollywood_gin_env.envs.outcomes import outcome_table
 from hollywood_gin_env.envs.spaces import worst_reward
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions, illegal_action_message
 from hollywood_gin_env.rules.options import Rules, check_choice
@@ -88,6 +90,11 @@ class LearnerMatches:
         self.illegal = np.zeros(n, dtype=np.bool_)
         self._pending = np.zeros(n, dtype=np.float64)  # earned before the learner's first decision
         self._carry = np.zeros(n, dtype=np.bool_)  # a hand episode ended: the next reset goes on with the match
+        # Per match: the hands it had ended at the last step's end (those ended since, in a reset's opponent turns
+        # too, are the next step's, as their rewards are), and how many the last step ended: one array, one
+        # kernel argument (a single env's step is a few microseconds: each argument costs the call a little)
+        self._hand_counts = np.zeros((n, 2), dtype=np.int64)
+        self.hands_ended = self._hand_counts[:, 1]
         self._need = np.zeros(n, dtype=np.bool_)
         self._playing = np.zeros(n, dtype=np.bool_)  # the learner's action was legal
         self._scratch = np.zeros(n, dtype=np.bool_)
@@ -123,6 +130,7 @@ class LearnerMatches:
                 if self._reseed_opponent is not None:
                     self._reseed_opponent(int(seeds[np.argmax(selected)]))
             self.engine.new_matches(selected=fresh, seeds=seeds, first_dealers=first_dealers, decks=decks)
+            self._hand_counts[fresh, 0] = 0
             batch.draw_seats(fresh, self.fixed_seat, self.rng, self.seats)
             self._carry[selected] = False
             self._pending[selected] = 0.0
@@ -142,6 +150,7 @@ class LearnerMatches:
             if not over.any():
                 return
             self.engine.new_matches(selected=over)
+            self._hand_counts[over, 0] = 0
             batch.draw_seats(over, self.fixed_seat, self.rng, self.seats)
             self._pending[over] = 0.0
 
@@ -149,9 +158,10 @@ class LearnerMatches:
     def step(self, actions: np.ndarray, passed: Any = None) -> None:
         """Apply the learner's actions in every match and play the opponent until the learner acts again.
 
-        Fills `rewards`, `ended` (the episode is over) and `illegal`, and encodes the learner's view
-        into fresh `obs` and `mask` arrays (callers may hand them out without copying). `passed` is what
-        the caller was given, if it differs from actions (for the message of an illegal action).
+        Fills `rewards`, `ended` (the episode is over), `illegal` and `hands_ended` (the hands ended since the last
+        step: in this one, or by the opponent before the learner's first decision of the episode), and encodes the
+        learner's view into fresh `obs` and `mask` arrays (callers may hand them out without copying). `passed` is
+        what the caller was given, if it differs from actions (for the message of an illegal action).
         """
         if self.broken is not None:
             raise ResetNeeded(f"the last step or reset failed part-way ({self.broken}): call reset() first")
@@ -174,9 +184,14 @@ class LearnerMatches:
         except BaseException as error:  # the learner's move is in, the opponent's replies are not
             self._break("step", error)
             raise
-        batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry)
+        counts = self._hand_counts
+        batch.end_step(s.match, self.illegal, self.worst_reward, self.rewards, self.ended, self._carry, counts)
         self.new_outputs()
         self.encode(self._all)
+
+    def outcomes(self) -> np.ndarray:
+        """The outcome table of the last step from the learner's side (envs/outcomes.py), read before a reset."""
+        return outcome_table(self.engine.state, self.hands_ended, self.seats)
 
     def _step_whole(self, actions: np.ndarray, playing: np.ndarray) -> None:
         """The learner's move, its credit and the built-in opponent's turns as step_rows, credit_rows and
@@ -269,10 +284,24 @@ def deal_options(options: dict | None, num_matches: int) -> tuple[np.ndarray | N
             raise ValueError(f"options['deck'] must be one deck or {num_matches} decks")
         decks = np.stack([np.full(52, -1, np.int64) if r is None else check_deck(r) for r in rows])
     if options.get("first_dealer") is not None:
-        dealers = np.broadcast_to(np.asarray(options["first_dealer"], dtype=np.int64), (num_matches,)).copy()
-        if not np.isin(dealers, (0, 1)).all():
-            raise ValueError(f"options['first_dealer'] must be 0 or 1, got {options['first_dealer']!r}")
+        dealers = first_dealers(options["first_dealer"], num_matches)
     return decks, dealers
+
+
+def first_dealers(value: Any, num_matches: int) -> np.ndarray:
+    """int64[num_matches] first dealers (-1: random) from options["first_dealer"]: 0 or 1 for every match, or one
+    value per match (None rows random); each checked as `Game` checks its first_dealer, so nothing is cast."""
+    name, allowed = "options['first_dealer']", f"0, 1 or {num_matches} of them (None: random)"
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name} must be {allowed}, got an array of shape {value.shape}")
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        dealer = check_first_dealer(value, name)
+        return np.full(num_matches, -1 if dealer is None else dealer, dtype=np.int64)
+    rows = list(value)
+    if len(rows) != num_matches:
+        raise ValueError(f"{name} must be {allowed}, got {len(rows)} values")
+    checked = [check_first_dealer(v, f"{name}[{i}]") for i, v in enumerate(rows)]
+    return np.array([-1 if v is None else v for v in checked], dtype=np.int64)
 
 
 def _is_one_deck(deck: Any) -> bool:

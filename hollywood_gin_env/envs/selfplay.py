@@ -19,7 +19,7 @@ from hollywood_gin_env.engine.observation import OBS_SIZE, encode_rows
 from hollywood_gin_env.engine.state_check import check_counters, check_engine_state
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.learner import deal_options
-from hollywood_gin_env.envs.spaces import observation_space
+from hollywood_gin_env.envs.spaces import check_num_envs, env_rules, observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions, illegal_action_message
 from hollywood_gin_env.rules.options import Rules, check_choice
 from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
@@ -61,6 +61,10 @@ class SelfPlayVectorEnv:
     `hollywood_gin_env.engine.handstats` turns these into the rates the trainer and the evaluator report.
     `observe(players)` encodes any player's observation, e.g. the waiting player's for a value bootstrap.
 
+    ## Arguments
+    `num_envs`: 1..MAX_NUM_ENVS (65,536; envs/spaces.py says why). `rules`: a `Rules`, a preset's name or a
+    dict (`Rules.from_spec`). `reward` and `episode` as above.
+
     ## Threads
     `num_threads` (default: every CPU this process may use but one, at least one; 1..1024) runs the engine and the
     encoder over slices of the matches on that many threads (hollywood_gin_env/engine/threads.py); `threads` are
@@ -73,15 +77,15 @@ class SelfPlayVectorEnv:
     def __init__(
         self,
         num_envs: int = 1,
-        rules: Rules | None = None,
+        rules: Rules | str | dict | None = None,
         reward: str = "hand",
         episode: str = "match",
         num_threads: int | None = None,
     ) -> None:
         check_choice("reward", reward, batch.REWARD_MODES)
         check_choice("episode", episode, batch.EPISODE_MODES)
-        self.num_envs = n = num_envs
-        self._engine = Engine(num_envs, rules, num_threads)
+        self.num_envs = n = check_num_envs(num_envs)
+        self._engine = Engine(n, env_rules(rules), num_threads)
         self.threads = self._engine.threads
         self.rules = self._engine.rules
         self.mode = batch.REWARD_MODES.index(reward)

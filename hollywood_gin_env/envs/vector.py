@@ -13,7 +13,8 @@ from hollywood_gin_env.display.render import render_match
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import position_of
 from hollywood_gin_env.envs.learner import LearnerMatches, deal_options
-from hollywood_gin_env.envs.spaces import observation_space
+from hollywood_gin_env.envs.outcomes import clear, no_outcome_table, outcome_arrays
+from hollywood_gin_env.envs.spaces import check_num_envs, env_rules, observation_space
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
@@ -38,7 +39,8 @@ class HollywoodGinVectorEnv(VectorEnv):
     ## Seeding
     `reset(seed=s)` seeds match i with s + i (a list seeds each match), exactly as a single env reset
     with seed s + i; autoresets continue each match's streams as a single env's `reset()` does.
-    `options={"deck": one deck or N decks (None rows shuffled), "first_dealer": 0, 1 or N of them}`.
+    `options={"deck": one deck or N decks (None rows shuffled), "first_dealer": 0, 1 or N of them (None
+    rows random)}`. `num_envs` is 1..MAX_NUM_ENVS (65,536, envs/spaces.py says why).
 
     ## Threads
     `num_threads` (default: every CPU this process may use but one, at least one; 1..1024) runs the
@@ -48,8 +50,9 @@ class HollywoodGinVectorEnv(VectorEnv):
     torch threads (default: the programs' choice, one).
 
     ## Information
-    `infos["action_mask"]`, `infos["illegal_action"]`, `infos["learner_seat"]` (each with its `_key`
-    mask). An illegal action ends its episode, so `illegal_action` shows in `infos["final_info"]`.
+    The single env's keys (`action_mask`, `illegal_action`, `learner_seat` and the outcome keys), each an
+    array over the matches with its `_key` mask. An episode's last info, its outcome and an illegal action
+    included, is in `infos["final_info"]`; the returned infos of that match are the new episode's.
 
     ## Version History
     * v0: Initial version (564 observation features).
@@ -63,7 +66,7 @@ class HollywoodGinVectorEnv(VectorEnv):
         self,
         num_envs: int = 1,
         opponent: Any = "random",
-        rules: Rules | None = None,
+        rules: Rules | str | dict | None = None,
         reward: str = "hand",
         episode: str = "match",
         learner_seat: int | None = None,
@@ -74,9 +77,17 @@ class HollywoodGinVectorEnv(VectorEnv):
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi' or None")
-        self.num_envs = num_envs
+        self.num_envs = num_envs = check_num_envs(num_envs)
         self._matches = LearnerMatches(
-            num_envs, rules, opponent, reward, episode, learner_seat, illegal_action, num_threads, torch_threads
+            num_envs,
+            env_rules(rules),
+            opponent,
+            reward,
+            episode,
+            learner_seat,
+            illegal_action,
+            num_threads,
+            torch_threads,
         )
         self.num_threads = self._matches.engine.threads.num_threads
         self.rules = self._matches.rules
@@ -102,7 +113,7 @@ class HollywoodGinVectorEnv(VectorEnv):
             self._seeded = True
         self._matches.new_outputs()
         self._matches.reset(self._all, seeds, decks, dealers)
-        return self._observations(), self._infos()
+        return self._observations(), self._infos(no_outcome_table(self.num_envs))
 
     def step(
         self, actions: np.ndarray
@@ -117,11 +128,13 @@ class HollywoodGinVectorEnv(VectorEnv):
         matches.step(actions)
         rewards = matches.rewards.astype(np.float32)
         terminations = matches.ended.copy()
+        outcome = matches.outcomes()
         infos: dict[str, Any] = {}
         if terminations.any():
-            infos = self._final_infos(terminations)
+            infos = self._final_infos(terminations, outcome)
             matches.reset(terminations)
-        infos.update(self._infos())
+            clear(outcome, terminations)  # the new episodes have ended nothing yet
+        infos.update(self._infos(outcome))
         return self._observations(), rewards, terminations, np.zeros(self.num_envs, dtype=np.bool_), infos
 
     def action_masks(self) -> np.ndarray:
@@ -143,35 +156,42 @@ class HollywoodGinVectorEnv(VectorEnv):
     def _observations(self) -> dict[str, np.ndarray]:
         return {"observation": self._matches.obs, "action_mask": self._matches.mask}  # fresh arrays every step
 
-    def _infos(self) -> dict[str, Any]:
-        n, everywhere = self.num_envs, np.ones(self.num_envs, dtype=np.bool_)
-        return {
+    def _infos(self, outcome: np.ndarray) -> dict[str, Any]:
+        values = {
             "action_mask": self._matches.mask.copy(),
-            "_action_mask": everywhere,
-            "illegal_action": np.zeros(n, dtype=np.bool_),
-            "_illegal_action": everywhere.copy(),
+            "illegal_action": np.zeros(self.num_envs, dtype=np.bool_),
             "learner_seat": self._matches.seats.copy(),
-            "_learner_seat": everywhere.copy(),
+            **outcome_arrays(outcome),
         }
+        return with_masks(values, np.ones(self.num_envs, dtype=np.bool_))
 
-    def _final_infos(self, ended: np.ndarray) -> dict[str, Any]:
+    def _final_infos(self, ended: np.ndarray, outcome: np.ndarray) -> dict[str, Any]:
         """final_obs (an object array of per-match observations) and final_info, as SyncVectorEnv lays them out."""
         matches, rows = self._matches, np.flatnonzero(ended)
         final_obs = np.full(self.num_envs, None, dtype=object)
         for i in rows:
             final_obs[i] = {"observation": matches.obs[i].copy(), "action_mask": matches.mask[i].copy()}
-        mask = np.where(ended[:, None], matches.mask, 0).astype(np.int8)
-        final_info = {
-            "action_mask": mask,
-            "_action_mask": ended.copy(),
+        values = {
+            "action_mask": np.where(ended[:, None], matches.mask, 0).astype(np.int8),
             "illegal_action": matches.illegal & ended,
-            "_illegal_action": ended.copy(),
             "learner_seat": np.where(ended, matches.seats, 0),
-            "_learner_seat": ended.copy(),
+            **outcome_arrays(outcome * ended),  # zeros elsewhere, as SyncVectorEnv fills them
         }
+        final_info = with_masks(values, ended)
         return {
             "final_obs": final_obs,
             "_final_obs": ended.copy(),
             "final_info": final_info,
             "_final_info": ended.copy(),
         }
+
+
+def with_masks(values: dict[str, np.ndarray], present: np.ndarray) -> dict[str, np.ndarray]:
+    """Gymnasium's vector info layout: each key's array followed by its `_key` mask (the matches that have it)."""
+    masks = np.empty((len(values), present.shape[0]), dtype=np.bool_)  # one copy each, made at once
+    masks[:] = present
+    infos: dict[str, np.ndarray] = {}
+    for (key, value), mask in zip(values.items(), masks, strict=True):
+        infos[key] = value
+        infos[f"_{key}"] = mask
+    return infos
