@@ -1,7 +1,7 @@
 """Training-state files: everything a run needs to continue exactly, in a policy file `load_agent` also plays.
 
 A run's `last.safetensors` is a policy checkpoint (hollywood_gin_env/agents/checkpoint.py: the policy's tensors by
-parameter name, metadata with its format, version and config) whose training state rides along: tensors under
+parameter name, metadata with its format, version, network and rules) whose training state rides along: tensors under
 EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
 
     tensors  train/model.value_head.*           the value head (the policy's own tensors are the checkpoint's)

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import torch
 
-from hollywood_gin_env.agents.checkpoint import save_checkpoint
+from hollywood_gin_env.agents.checkpoint import check_weights, save_checkpoint
 from hollywood_gin_env.agents.networks import build_network, network_tensors, tensor_specs
 from hollywood_gin_env.agents.policy import check_policy_config, config_network
 from hollywood_gin_env.support.tensorfile import check_tensor_specs
@@ -61,6 +61,7 @@ def convert(old: str, new: str, force: bool = False) -> list[str]:
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
         raise ValueError(f"{shown(old)}: state_dict is not a mapping of tensor names to tensors")
     check_tensor_specs(old, tensor_specs(state), network_tensors(spec, shown(old)))
+    check_weights({name: t.detach().cpu().numpy() for name, t in state.items()}, shown(old))  # as the loader will
     network = build_network(spec, shown(old))
     network.load_state_dict(state)  # every tensor checked above: the names and shapes the network has
     metadata = {key: value for key, value in data.items() if key not in NOT_METADATA and _plain(value)}
