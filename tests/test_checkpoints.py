@@ -382,3 +382,24 @@ def test_files_over_the_size_bound_are_refused_unread(tmp_path):
         ValueError, match=r"is 1,073,741,825 bytes; a checkpoint file is at most 1.0 GiB \(refused unread\)"
     ):
         load_agent(f"checkpoint:{path}")
+
+
+def test_an_agent_whose_logits_overflow_refuses_to_act_in_one_line(tmp_path):
+    """Weights within ±MAX_WEIGHT may still overflow a deep network's logits to infinity: its agent then refuses to
+    act or give probabilities, in one line naming it, rather than sample from NaN or play an arbitrary action."""
+    spec = {"name": "cards", "kwargs": {"hidden_sizes": [64] * MAX_LAYERS, "card_channels": 4}}
+    _, network = _valid(spec)
+    with torch.no_grad():
+        for parameter in network.parameters():
+            parameter.fill_(MAX_WEIGHT)
+    path = tmp_path / "deep.safetensors"
+    save_checkpoint(path, network, spec, deterministic=False)
+    env = SelfPlayVectorEnv(2)
+    obs, _ = env.reset(seed=0)
+    for deterministic in (True, False):
+        agent = load_agent(f"checkpoint:{path}", seed=0)
+        agent.deterministic = deterministic
+        with pytest.raises(ValueError, match=r"its network's logits overflow \(NaN or infinity\); it cannot play"):
+            agent.act(obs["observation"], obs["action_mask"])
+    with pytest.raises(ValueError, match=rf"agent 'checkpoint:{path}': its network's logits overflow"):
+        agent.probabilities(obs["observation"], obs["action_mask"])

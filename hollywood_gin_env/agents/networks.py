@@ -200,7 +200,7 @@ def _built(spec: dict[str, Any], where: str) -> nn.Module:
     return network
 
 
-def check_protocol(network: object, where: str = "network spec") -> None:
+def check_protocol(network: object, where: str = "network") -> None:
     """ValueError naming what is missing unless `network` follows the protocol (module docstring)."""
     if not isinstance(network, nn.Module):
         raise ValueError(f"{where} is {type(network).__name__}, not a torch.nn.Module")

@@ -302,20 +302,25 @@ class PolicyAgent(Agent):
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            obs = torch.from_numpy(self._inputs(observations)).to(self.device)
             masks = torch.from_numpy(action_masks).to(self.device)
-            actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
+            actions, _ = sample_masked(self._logits(observations), masks, self._generator, self.deterministic)
         return actions.cpu().numpy().astype(np.int64)
 
     def probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """float32[B, 107]: the policy's masked softmax (what it samples from; 0 on illegal actions)."""
         obs_rows, mask_rows = as_batch(observations, action_masks)
         with torch.no_grad():
-            logits = self.policy(torch.from_numpy(self._inputs(obs_rows)).to(self.device))
+            logits = self._logits(obs_rows)
             return masked_probs(logits, torch.from_numpy(mask_rows).to(self.device)).cpu().numpy()
 
-    def _inputs(self, observations: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(self.policy.inputs(observations, self.threads), dtype=np.float32)
+    def _logits(self, observations: np.ndarray) -> torch.Tensor:
+        """The network's logits of observation rows; ValueError if one is not finite (no move can be drawn from it:
+        weights within a checkpoint's bounds may still overflow a deep enough network)."""
+        inputs = np.ascontiguousarray(self.policy.inputs(observations, self.threads), dtype=np.float32)
+        logits = self.policy(torch.from_numpy(inputs).to(self.device))
+        if not torch.isfinite(logits).all():
+            raise ValueError(f"agent {self.name!r}: its network's logits overflow (NaN or infinity); it cannot play")
+        return logits
 
 
 def parameter_count(policy: nn.Module) -> int:
