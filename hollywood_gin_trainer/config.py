@@ -126,7 +126,7 @@ class ModelConfig:
         default_factory=lambda: [256, 256]
     )
     """widths of the torso's hidden layers (at most 8 layers, and at most 50M parameters in all: what a checkpoint
-    may declare, hollywood_gin_env/agents/policy.py)"""
+    may declare, hollywood_gin_env/agents/networks.py)"""
     card_channels: Int(1, 8192) = 32
     """width of each card's hidden vector in the card head"""
     take_features: Bool = True
@@ -369,9 +369,12 @@ def _check_across(config: Config) -> None:
             f"env.num_envs * ppo.rollout_steps = {decisions:,} decisions per rollout: allowed at most "
             f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)"
         )
-    from hollywood_gin_env.agents.policy import check_policy_config  # imports torch, as training does anyway
+    from hollywood_gin_env.agents.networks import network_tensors  # imports torch, as training does anyway
+    from hollywood_gin_env.agents.policy import check_policy_config, config_network
 
-    check_policy_config(config.policy_config(), where="[model]")  # the bounds a checkpoint must meet
+    network_tensors(
+        config_network(check_policy_config(config.policy_config(), "[model]")), "[model]"
+    )  # a checkpoint's bounds
 
 
 def rules_table(rules: Rules) -> dict[str, Any]:

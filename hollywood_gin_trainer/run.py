@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents.checkpoint import load_checkpoint, save_checkpoint
+from hollywood_gin_env.agents.checkpoint import load_network, save_checkpoint
 from hollywood_gin_env.agents.loading import policy_file
+from hollywood_gin_env.agents.policy import CARDS_KWARGS, config_network, network_config
 from hollywood_gin_env.engine.threads import check_num_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
@@ -68,10 +69,11 @@ def resolve_device(name: str) -> torch.device:
 def init_weights(spec: str, policy_config: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
     unless its network has the shape of `policy_config` (the run's [model])."""
-    policy, config = load_checkpoint(policy_file(spec))
-    differ = sorted(key for key in policy_config if key != "deterministic" and config.get(key) != policy_config[key])
+    policy, metadata = load_network(policy_file(spec))
+    config = network_config(metadata["network"], where=f"warmstart.init={spec}")
+    differ = sorted(key for key in CARDS_KWARGS if config[key] != policy_config[key])
     if differ:
-        found = ", ".join(f"{key}={config.get(key)!r} (the run's {policy_config[key]!r})" for key in differ)
+        found = ", ".join(f"{key}={config[key]!r} (the run's {policy_config[key]!r})" for key in differ)
         raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {found}")
     return policy.state_dict()
 
@@ -230,7 +232,8 @@ class TrainingRun:
         """Write the policy alone (best, policy) with what it records about how it was made."""
         training = trainstate.policy_record(self.config, self.progress, self.commit)
         rules = self.config.make_rules().to_dict()
-        save_checkpoint(path, self.model.policy, self.policy_config, training=training, rules=rules)
+        network, deterministic = config_network(self.policy_config), self.policy_config["deterministic"]
+        save_checkpoint(path, self.model.policy, network, deterministic=deterministic, rules=rules, training=training)
 
     def close(self) -> None:
         """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""

@@ -1,7 +1,7 @@
 """Training-state files: everything a run needs to continue exactly, in a policy file `load_agent` also plays.
 
 A run's `last.safetensors` is a policy checkpoint (hollywood_gin_env/agents/checkpoint.py: the policy's tensors by
-parameter name, metadata with its format, version and config) whose training state rides along: tensors under
+parameter name, metadata with its format, version, network and rules) whose training state rides along: tensors under
 EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
 
     tensors  train/model.value_head.*           the value head (the policy's own tensors are the checkpoint's)
@@ -18,9 +18,10 @@ it describes is built, and each tensor must have the dtype and shape of the run'
 every value's range is checked before anything is restored, so a damaged file is one ValueError naming the value:
 Adam's hyperparameters against the run's (lr within 0..train.lr), its moments finite and within what gradients
 clipped to ppo.max_grad_norm can make, its step counts equal and within the updates done; weights finite and within
-MAX_WEIGHT; the progress counters within the config (update <= train.updates, decisions within what the updates
-could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks, their
-opponents by spec the config's (selfplay.opponents); each policy file a frozen opponent is read from the one the run
+MAX_WEIGHT (a policy checkpoint's bound: hollywood_gin_env/agents/checkpoint.py); the progress counters within the
+config (update <= train.updates, decisions within what the updates could train on); the pool within
+selfplay.pool_size and its counts; the matches by the engine's own checks, their opponents by spec the config's
+(selfplay.opponents); each policy file a frozen opponent is read from the one the run
 began against (its SHA-256).
 """
 
@@ -36,7 +37,9 @@ import numpy as np
 import torch
 from pydantic.dataclasses import dataclass
 
-from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, policy_specs, save_checkpoint
+from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, MAX_WEIGHT, save_checkpoint
+from hollywood_gin_env.agents.networks import network_tensors
+from hollywood_gin_env.agents.policy import config_network
 from hollywood_gin_env.support.messages import escape_controls
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
 from hollywood_gin_trainer.config import (
@@ -52,8 +55,6 @@ from hollywood_gin_trainer.config import (
 
 #: run.py's TrainingRun, which imports this module (so named here, not imported).
 Run = Any
-#: Far above any weight a run trains (the shipped bot's largest is 1.6), far below what overflows a forward pass.
-MAX_WEIGHT = 1e4
 #: Decisions one run may train on: the warm start's and every update's, each at most 2**20.
 MAX_DECISIONS = MAX_WARMSTART_DECISIONS + 1_000_000 * 2**20
 #: Adam's moments may exceed the clipped gradients' bound by rounding only.
@@ -118,7 +119,8 @@ def save(path: str | os.PathLike, run: Run) -> None:
     """Write the run's state to path atomically (module docstring's layout)."""
     tensors, data = state(run)
     rules = run.config.make_rules().to_dict()
-    save_checkpoint(path, run.model.policy, run.policy_config, extra_tensors=tensors, train=data, rules=rules)
+    network, deterministic = config_network(run.policy_config), run.policy_config["deterministic"]
+    save_checkpoint(path, run.model.policy, network, tensors, deterministic=deterministic, rules=rules, train=data)
 
 
 def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -175,7 +177,7 @@ def load(path: str | os.PathLike, run: Run, train: dict[str, Any]) -> None:
         snapshots = check_pool_record(train.get("pool"), run.config, progress)
         specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots).items()}
         optional = [name for name in specs if name.startswith(EXTRA_PREFIX + "optimizer.")]
-        found = read_tensors(path, {**policy_specs(run.policy_config), **specs}, optional=optional)
+        found = read_tensors(path, {**network_tensors(config_network(run.policy_config)), **specs}, optional=optional)
         check(run, progress, train, found)
         restore(run, progress, train, found)
     except (ValueError, KeyError, TypeError) as error:
@@ -194,7 +196,7 @@ def own_specs(run: Run, snapshots: int) -> dict[str, Spec]:
         specs |= {f"optimizer.{index}.exp_avg": moment, f"optimizer.{index}.exp_avg_sq": moment}
         specs[f"optimizer.{index}.step"] = ("float32", ())
     for k in range(snapshots):
-        specs |= {f"pool.{k}.{name}": spec for name, spec in policy_specs(run.policy_config).items()}
+        specs |= {f"pool.{k}.{name}": spec for name, spec in network_tensors(config_network(run.policy_config)).items()}
     size = run.config.selfplay.pool_size
     return specs | {"pool.wins": ("float64", (size,)), "pool.played": ("float64", (size,))}
 

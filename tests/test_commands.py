@@ -236,13 +236,13 @@ def test_hint_of_a_heuristic_and_of_a_checkpoint(tmp_path):
     assert lines[1].startswith("Deadwood after each discard: QD 20, KC 20, 5C 25, ")
     torch = pytest.importorskip("torch")
     from hollywood_gin_env.agents.checkpoint import save_checkpoint
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+    from hollywood_gin_env.agents.networks import build_network
 
-    config = {"hidden_sizes": [8], "card_channels": 4}
-    policy = build_policy(check_policy_config(config))
+    network = {"name": "cards", "kwargs": {"hidden_sizes": [8], "card_channels": 4}}
+    policy = build_network(network)
     for parameter in policy.parameters():
         torch.nn.init.zeros_(parameter)
-    save_checkpoint(tmp_path / "zero.pt", policy, config)
+    save_checkpoint(tmp_path / "zero.pt", policy, network)
     offer = table_game()
     lines = hint_lines(offer, 1, load_agent(f"checkpoint:{tmp_path / 'zero.pt'}"))
     assert lines[0].endswith("would: take 2S 50%, pass 50%")

@@ -141,7 +141,7 @@ def test_a_compiled_run_saves_plain_weights_and_resumes_exactly(tmp_path):
     run.save(tmp_path / "last.safetensors")
     policy, _ = load_checkpoint(tmp_path / "last.safetensors")  # a plain policy checkpoint: load_agent plays it
     for name, tensor in run.model.policy.state_dict().items():
-        assert torch.equal(policy.state_dict()[name], tensor), name
+        assert torch.equal(policy.network.state_dict()[name], tensor), name
     resumed = TrainingRun.resume(tmp_path / "last.safetensors")
     train(run, 2)
     train(resumed, 2)

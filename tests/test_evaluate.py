@@ -343,14 +343,14 @@ def test_two_checkpoints_with_one_stem_are_refused_until_named(tmp_path):
     """runs/a/policy.pt and runs/b/policy.pt would share the label "policy": refused, saying to name them."""
     torch = pytest.importorskip("torch")
     from hollywood_gin_env.agents.checkpoint import save_checkpoint
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+    from hollywood_gin_env.agents.networks import build_network
 
-    config = check_policy_config({"hidden_sizes": [8]})
+    network = {"name": "cards", "kwargs": {"hidden_sizes": [8]}}
     torch.manual_seed(0)  # two seeded untrained networks: the match's length is the same on every run
     specs = []
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
-        save_checkpoint(tmp_path / run / "policy.pt", build_policy(config), config)
+        save_checkpoint(tmp_path / run / "policy.pt", build_network(network), network)
         specs.append(f"checkpoint:{tmp_path / run / 'policy.pt'}")
     with pytest.raises(ValueError, match=r"both labelled 'policy': name them apart with NAME=SPEC"):
         round_robin(specs, 2, seed=0)
@@ -363,12 +363,12 @@ def test_the_report_fits_120_columns_with_a_checkpoint_agent(tmp_path, capsys):
     """A checkpoint deep in a run folder is labelled by its stem, so every line of the report fits 120 columns."""
     pytest.importorskip("torch")
     from hollywood_gin_env.agents.checkpoint import save_checkpoint
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+    from hollywood_gin_env.agents.networks import build_network
 
-    config = check_policy_config({"hidden_sizes": [8]})
+    network = {"name": "cards", "kwargs": {"hidden_sizes": [8]}}
     path = tmp_path / "runs" / "2026-12-01-lr3e-4-seed0-a-long-run-name" / "checkpoints" / "hollywood-ppo.pt"
     path.parent.mkdir(parents=True)
-    save_checkpoint(path, build_policy(config), config)
+    save_checkpoint(path, build_network(network), network)
     args = ["--agents", f"checkpoint:{path}", "expert", "greedy", "--matches", "4", "--no-progress"]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -92,7 +92,7 @@ def test_smoke_run_writes_config_and_policies_that_play(smoke_run):
         record = play_pair(agent, load_agent("greedy"), 4, seed=1)
         assert record.illegal[0] == 0 and record.decisions[0] > 0
     data = read_tensor_header(smoke_run / "policy.safetensors").metadata
-    assert data["version"] == CHECKPOINT_VERSION and data["config"]["arch"] == "cards"
+    assert data["version"] == CHECKPOINT_VERSION and data["network"]["name"] == "cards"
     assert data["training"]["config"]["train"]["updates"] == 4 and data["training"]["decisions"] > 0
 
 

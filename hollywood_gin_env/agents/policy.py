@@ -9,19 +9,20 @@ With `take_features`, the draw/take/pass logits also see what taking the face-up
 observation's "take_effect" block: the exact meld solver, run by the encoder). With `lookahead_features`, the
 network's input is the observation followed by what `expert` computes before it acts (agents/lookahead_planes.py:
 each card's expected deadwood, knock and gin chances after the next draw, its danger; the stock draw's): every card's
-score and the torso read them. `lookahead_planes.network_inputs` makes those input rows on the CPU (numba), called by
-whoever feeds the network (`PolicyAgent` on its own kernel threads); the forward pass is torch from input to logits,
-so it runs on any device.
+score and the torso read them. The network's `inputs` (`lookahead_planes.network_inputs`) makes those input rows on
+the CPU (numba), called by whoever feeds the network (`PolicyAgent` on its own kernel threads); the forward pass is
+torch from input to logits, so it runs on any device.
 
-`check_policy_config` checks a network config (bounded layers and parameters) and `expected_shapes` gives the
-tensors it needs without allocating them: agents/checkpoint.py reads checkpoints with them. This module imports
-torch; the rest of the package imports it only for "checkpoint:PATH" agents.
+`cards(...)` is the factory registered as the network "cards" (agents/networks.py: the protocol every network
+follows, `inputs` included). `check_policy_config` and `build_policy` read the same network as a policy config (the
+trainer's `[model]`, and checkpoints of format version 5): `config_network` names it as a checkpoint does. This
+module imports torch; the rest of the package imports it only for "checkpoint:PATH" agents.
 """
 
 from __future__ import annotations
 
 import math
-import reprlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -38,18 +39,18 @@ from hollywood_gin_env.agents.lookahead_planes import (
 from hollywood_gin_env.agents.masked import masked_probs, sample_masked
 from hollywood_gin_env.agents.torch_threads import check_torch_threads, torch_threads_for
 from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
-from hollywood_gin_env.engine.threads import kernel_threads
+from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.messages import shown_value as _shown
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("cards",)
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
 MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
-MAX_PARAMETERS = 50_000_000  # parameters a config may declare (200 MB of float32; the shipped policy has 0.2M)
-#: What a key left out of a policy config means. This is not a training recipe: a trainer writes every key
-#: (`policy_config` of hollywood_gin_trainer/config.py, the shipped recipe's network).
+#: What a key left out of a policy config (the trainer's, a version-5 checkpoint's) means. This is not a training
+#: recipe: a trainer writes every key (`policy_config` of hollywood_gin_trainer/config.py, the shipped recipe's).
 MISSING_KEY_MEANS: dict[str, Any] = {
     "arch": "cards",
     "obs_size": OBS_SIZE,
@@ -62,8 +63,6 @@ MISSING_KEY_MEANS: dict[str, Any] = {
     "deterministic": True,
 }
 NUM_RANKS, NUM_SUITS = 13, 4
-_SHORT_REPR = reprlib.Repr()
-_SHORT_REPR.maxlevel = 3  # nested lists cost maxlist ** maxlevel items at most
 #: The observation's leading blocks are 52-card planes (hand, face_up, ..., knock_discards).
 CARD_PLANES = OBS_LAYOUT["phase"][0] // NUM_CARDS
 FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (
@@ -71,15 +70,27 @@ FACE_UP, HAND, DW_AFTER, TAKE_EFFECT = (
 )
 CARD_INPUTS = CARD_PLANES + 2  # the planes plus the two of `_discard_planes`
 SUIT_KERNEL = 5  # a run reaches two ranks either side of a card
+#: The keyword arguments of `cards`, the keys of a policy config that shape the network.
+CARDS_KWARGS = ("hidden_sizes", "activation", "card_channels", "take_features", "lookahead_features")
 
 
-def _mlp(width: int, hidden_sizes: list[int], activation: str) -> tuple[nn.Sequential, int]:
-    """Fully connected layers and their output width."""
+def mlp_layers(width: int, hidden_sizes: Sequence[int], activation: str) -> tuple[nn.Sequential, int]:
+    """Fully connected layers, each followed by the activation, and their output width."""
     layers: list[nn.Module] = []
     for size in hidden_sizes:
         layers += [nn.Linear(width, int(size)), ACTIVATIONS[activation]()]
         width = int(size)
     return nn.Sequential(*layers), width
+
+
+def check_layers(hidden_sizes: object, activation: object) -> None:
+    """ValueError naming the argument unless hidden_sizes is 1..MAX_LAYERS widths in 1..MAX_WIDTH and activation
+    one of ACTIVATIONS."""
+    hidden = hidden_sizes
+    if not isinstance(hidden, list | tuple) or not 1 <= len(hidden) <= MAX_LAYERS or not all(map(_is_width, hidden)):
+        raise ValueError(f"hidden_sizes={_shown(hidden)} must be a list of 1 to {MAX_LAYERS} ints in 1..{MAX_WIDTH}")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise ValueError(f"activation={_shown(activation)} is not one of {tuple(ACTIVATIONS)}")
 
 
 class CardPolicy(nn.Module):
@@ -102,7 +113,7 @@ class CardPolicy(nn.Module):
             raise ValueError(f"CardPolicy needs obs_size={OBS_SIZE} and num_actions={NUM_ACTIONS}")
         self.lookahead_features = lookahead_features
         self.input_size = obs_size + (LOOKAHEAD_SIZE if lookahead_features else 0)
-        self.torso, width = _mlp(self.input_size, hidden_sizes, activation)
+        self.torso, width = mlp_layers(self.input_size, hidden_sizes, activation)
         self.feature_size = width
         self.act = ACTIVATIONS[activation]()
         self.take_features = take_features
@@ -115,8 +126,12 @@ class CardPolicy(nn.Module):
         self.rank_bias = nn.Parameter(torch.zeros(NUM_RANKS, card_channels))
         self.card_out = nn.Linear(card_channels, 3)  # discard, knock, take (if it is the face-up card)
 
+    def inputs(self, observations: np.ndarray, threads: KernelThreads | None = None) -> np.ndarray:
+        """The network's input rows (B, input_size) for observation rows (B, 567): `network_inputs`, on `threads`."""
+        return network_inputs(observations, self.lookahead_features, threads)
+
     def features(self, observations: torch.Tensor) -> torch.Tensor:
-        """The torso's output (B, feature_size) for input rows (lookahead_planes.network_inputs')."""
+        """The torso's output (B, feature_size) for input rows (`inputs`')."""
         return self.torso(observations)
 
     def head(self, observations: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
@@ -152,7 +167,7 @@ class CardPolicy(nn.Module):
         )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        """Logits of shape (B, 107) for input rows (lookahead_planes.network_inputs')."""
+        """Logits of shape (B, 107) for input rows (`inputs`')."""
         return self.head(observations, self.features(observations))
 
 
@@ -185,21 +200,51 @@ def _discard_planes(observations: torch.Tensor) -> torch.Tensor:
     return torch.stack([above, is_best], dim=1).reshape(batch, 2, NUM_SUITS, NUM_RANKS)
 
 
-def build_policy(config: dict[str, Any]) -> nn.Module:
+def cards(
+    hidden_sizes: Sequence[int] = (256, 256),
+    activation: str = "relu",
+    card_channels: int = 64,
+    take_features: bool = False,
+    lookahead_features: bool = False,
+) -> CardPolicy:
+    """The network registered as "cards" (module docstring); ValueError naming an argument out of its bounds."""
+    _check_cards_args(hidden_sizes, activation, card_channels, take_features, lookahead_features)
+    shape = (list(hidden_sizes), activation, card_channels, take_features, lookahead_features)
+    return CardPolicy(OBS_SIZE, NUM_ACTIONS, *shape)
+
+
+def _check_cards_args(
+    hidden_sizes: object, activation: object, card_channels: object, take_features: object, lookahead_features: object
+) -> None:
+    check_layers(hidden_sizes, activation)
+    if not _is_width(card_channels):
+        raise ValueError(f"card_channels={_shown(card_channels)} must be an int in 1..{MAX_WIDTH}")
+    for key, value in (("take_features", take_features), ("lookahead_features", lookahead_features)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{key}={_shown(value)} must be true or false (a bool)")
+
+
+def build_policy(config: dict[str, Any]) -> CardPolicy:
     """The network a (checked) policy config describes."""
-    return CardPolicy(
-        config["obs_size"],
-        config["num_actions"],
-        config["hidden_sizes"],
-        config["activation"],
-        config["card_channels"],
-        config["take_features"],
-        config["lookahead_features"],
-    )
+    return cards(**config_network(config)["kwargs"])
+
+
+def config_network(config: dict[str, Any]) -> dict[str, Any]:
+    """The network a (checked) policy config describes, as a checkpoint names it: {"name": "cards", "kwargs"}."""
+    return {"name": "cards", "kwargs": {key: config[key] for key in CARDS_KWARGS}}
+
+
+def network_config(network: dict[str, Any], deterministic: bool = True, where: str = "network") -> dict[str, Any]:
+    """The policy config of a (checked) spec of the network "cards", every key filled in; ValueError naming `where`
+    for another network or arguments out of bounds."""
+    if network["name"] != "cards":
+        raise ValueError(f"{where}: the network is {_shown(network['name'])}, not 'cards' (the trainer's network)")
+    return check_policy_config({**network["kwargs"], "deterministic": deterministic}, where)
 
 
 def check_policy_config(config: object, where: str = "config") -> dict[str, Any]:
-    """The config with defaults filled in; ValueError naming the field, its value and what is allowed otherwise."""
+    """The config with defaults filled in; ValueError naming the field, its value and what is allowed otherwise.
+    (The bound on its parameters is every network's: agents/networks.py.)"""
     if not isinstance(config, dict):
         raise ValueError(f"{where}: the policy config must be a mapping of keys, got {_shown(config)}")
     unknown = sorted(map(str, set(config) - set(MISSING_KEY_MEANS)))
@@ -207,24 +252,16 @@ def check_policy_config(config: object, where: str = "config") -> dict[str, Any]
         raise ValueError(f"{where}: unknown policy config keys {_shown(unknown)}; allowed: {sorted(MISSING_KEY_MEANS)}")
     full = {**MISSING_KEY_MEANS, **config}
     _check_choice(full, "arch", ARCHES, where)
-    _check_choice(full, "activation", tuple(ACTIVATIONS), where)
-    for key in ("deterministic", "take_features", "lookahead_features"):
-        if not isinstance(full[key], bool):
-            raise ValueError(f"{where}: {key}={_shown(full[key])} must be true or false (a bool)")
-    hidden = full["hidden_sizes"]
-    if not isinstance(hidden, list | tuple) or not 1 <= len(hidden) <= MAX_LAYERS or not all(map(_is_width, hidden)):
-        raise ValueError(
-            f"{where}: hidden_sizes={_shown(hidden)} must be a list of 1 to {MAX_LAYERS} ints in 1..{MAX_WIDTH}"
-        )
-    if not _is_width(full["card_channels"]):
-        raise ValueError(f"{where}: card_channels={_shown(full['card_channels'])} must be an int in 1..{MAX_WIDTH}")
+    if not isinstance(full["deterministic"], bool):
+        raise ValueError(f"{where}: deterministic={_shown(full['deterministic'])} must be true or false (a bool)")
     for key, expected in (("obs_size", OBS_SIZE), ("num_actions", NUM_ACTIONS)):
         if type(full[key]) is not int or full[key] != expected:
             raise ValueError(f"{where}: {key}={_shown(full[key])}, but this engine has {key}={expected} (an int)")
-    full["hidden_sizes"] = list(hidden)
-    count = sum(math.prod(shape) for shape in expected_shapes(full).values())
-    if count > MAX_PARAMETERS:
-        raise ValueError(f"{where}: the network has {count:,} parameters; a policy has at most {MAX_PARAMETERS:,}")
+    try:
+        _check_cards_args(*(full[key] for key in CARDS_KWARGS))
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    full["hidden_sizes"] = list(full["hidden_sizes"])
     return full
 
 
@@ -237,24 +274,12 @@ def _is_width(value: object) -> bool:
     return type(value) is int and 1 <= value <= MAX_WIDTH
 
 
-def _shown(value: object, limit: int = 80) -> str:
-    """A value from a file as a message shows it: its repr, cut short (reprlib, then to `limit` characters), whatever
-    its size or depth."""
-    text = _SHORT_REPR.repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-    """Parameter name -> shape of the network a checked config describes (built on the meta device: no memory)."""
-    with torch.device("meta"):
-        net = build_policy(config)
-    return {name: tuple(t.shape) for name, t in net.state_dict().items()}
-
-
 class PolicyAgent(Agent):
     """A neural policy behind the batched protocol: masked argmax, or masked sampling (agents/masked.py), on the
-    device the policy's weights are on (observations cross once per call). `rules`: the rules it was trained under
-    (None: not recorded). It acts on `torch_threads` torch threads (None: as the process has them)."""
+    device the policy's weights are on (observations cross once per call). `policy` follows the network protocol
+    (agents/networks.py): its `inputs` make its input rows on the CPU, on the agent's kernel threads. `rules`: the
+    rules it was trained under (None: not recorded). It acts on `torch_threads` torch threads (None: as the process
+    has them)."""
 
     def __init__(
         self,
@@ -267,7 +292,7 @@ class PolicyAgent(Agent):
         torch_threads: int | None = None,
     ):
         self.policy = policy.eval()
-        self.threads = kernel_threads(num_threads)  # the lookahead inputs' (`network_inputs`)
+        self.threads = kernel_threads(num_threads)  # the network's `inputs` (the card network's lookahead planes)
         self.rules = rules
         self.torch_threads = None if torch_threads is None else check_torch_threads(torch_threads)
         self.deterministic = deterministic
@@ -285,20 +310,25 @@ class PolicyAgent(Agent):
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         with torch.no_grad(), torch_threads_for(self.torch_threads):
-            obs = torch.from_numpy(self._inputs(observations)).to(self.device)
             masks = torch.from_numpy(action_masks).to(self.device)
-            actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
+            actions, _ = sample_masked(self._logits(observations), masks, self._generator, self.deterministic)
         return actions.cpu().numpy().astype(np.int64)
 
     def probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """float32[B, 107]: the policy's masked softmax (what it samples from; 0 on illegal actions)."""
         obs_rows, mask_rows = as_batch(observations, action_masks)
         with torch.no_grad(), torch_threads_for(self.torch_threads):
-            logits = self.policy(torch.from_numpy(self._inputs(obs_rows)).to(self.device))
+            logits = self._logits(obs_rows)
             return masked_probs(logits, torch.from_numpy(mask_rows).to(self.device)).cpu().numpy()
 
-    def _inputs(self, observations: np.ndarray) -> np.ndarray:
-        return network_inputs(observations, self.policy.lookahead_features, self.threads)
+    def _logits(self, observations: np.ndarray) -> torch.Tensor:
+        """The network's logits of observation rows; ValueError if one is not finite (no move can be drawn from it:
+        weights within a checkpoint's bounds may still overflow a deep enough network)."""
+        inputs = np.ascontiguousarray(self.policy.inputs(observations, self.threads), dtype=np.float32)
+        logits = self.policy(torch.from_numpy(inputs).to(self.device))
+        if not torch.isfinite(logits).all():
+            raise ValueError(f"agent {self.name!r}: its network's logits overflow (NaN or infinity); it cannot play")
+        return logits
 
 
 def parameter_count(policy: nn.Module) -> int:

@@ -14,11 +14,14 @@ alike (pip adds the extra's packages to the installed distribution, whichever wa
 from __future__ import annotations
 
 import argparse
+import reprlib
 import unicodedata
 from typing import NoReturn
 
 #: Unicode categories a terminal may act on: controls, format characters (bidi overrides), surrogates, line breaks.
 CONTROL_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel = 3  # nested lists cost maxlist ** maxlevel items at most
 
 
 def escape_controls(text: str, keep: str = "") -> str:
@@ -26,6 +29,13 @@ def escape_controls(text: str, keep: str = "") -> str:
     return "".join(
         ascii(ch)[1:-1] if ch not in keep and unicodedata.category(ch) in CONTROL_CATEGORIES else ch for ch in text
     )
+
+
+def shown_value(value: object, limit: int = 80) -> str:
+    """A value from a file as a message shows it: its repr, cut short (reprlib, then to `limit` characters), whatever
+    its size or depth, control characters escaped."""
+    text = _SHORT_REPR.repr(value)
+    return escape_controls(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def printable_message(text: str) -> str:

@@ -106,7 +106,7 @@ def read_tensors(
     which are left unread; all are checked before any is read."""
     with _opened(path, limit, what) as (reader, header):
         found = {k: spec for k, spec in header.tensors.items() if not unread_prefix or not k.startswith(unread_prefix)}
-        _check_expected(path, found, expected, optional)
+        check_tensor_specs(path, found, expected, optional)
         return {name: reader.get_tensor(name) for name in found}
 
 
@@ -186,10 +186,11 @@ def _specs(reader: Any, path: str | os.PathLike) -> dict[str, Spec]:
     return specs
 
 
-def _check_expected(
-    path: str | os.PathLike, found: Mapping[str, Spec], expected: Mapping[str, Spec], optional: Collection[str]
+def check_tensor_specs(
+    path: str | os.PathLike, found: Mapping[str, Spec], expected: Mapping[str, Spec], optional: Collection[str] = ()
 ) -> None:
-    """TensorFileError naming the first difference between the tensors found and those expected."""
+    """TensorFileError naming the first difference between the tensors found and those expected (name -> (numpy
+    dtype name, shape)), but those in `optional`, which may be absent."""
     missing = sorted(set(expected) - set(found) - set(optional))
     extra = sorted(set(found) - set(expected))
     if missing or extra:
