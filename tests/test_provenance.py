@@ -39,12 +39,12 @@ def eaai_checkpoint(tmp_path) -> Path:
     """A small policy checkpoint that records the eaai rules, as the trainer writes them."""
     torch = pytest.importorskip("torch")
     from hollywood_gin_env.agents.checkpoint import save_checkpoint
-    from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+    from hollywood_gin_env.agents.networks import build_network
 
-    config = check_policy_config({"hidden_sizes": [16], "card_channels": 4})
+    network = {"name": "cards", "kwargs": {"hidden_sizes": [16], "card_channels": 4}}
     torch.manual_seed(0)
     path = tmp_path / "eaai.safetensors"
-    save_checkpoint(path, build_policy(config), config, rules=EAAI.to_dict())
+    save_checkpoint(path, build_network(network), network, rules=EAAI.to_dict())
     return path
 
 
