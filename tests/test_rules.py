@@ -202,12 +202,19 @@ def test_from_strings_bad_values(pair, fragments):
 
 def test_presets_change_only_their_keys():
     """Presets: hollywood = Rules(); eaai = one game to 100, undercut 25, the dealer alternating; openspiel = one game
-    to 1 (a match is one scored hand), undercut 25; classic = one game to 100, undercut 25, game 100, box 25, a
+    to 1 (a match is one scored hand), undercut 25, the card just taken may be thrown back, the last discard may be
+    taken to knock; classic = one game to 100, undercut 25, game 100, box 25, a
     shutout doubled; every other option keeps its default."""
     assert Rules.preset("hollywood") == Rules()
     expected = {
         "eaai": {"num_games": 1, "undercut_bonus": 25, "dealer_rule": "alternate"},
-        "openspiel": {"num_games": 1, "undercut_bonus": 25, "game_target": 1},
+        "openspiel": {
+            "num_games": 1,
+            "undercut_bonus": 25,
+            "game_target": 1,
+            "allow_rediscard_taken_card": True,
+            "last_discard_rule": "may_take_to_knock",
+        },
         "classic": {
             "num_games": 1,
             "undercut_bonus": 25,

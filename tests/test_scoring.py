@@ -136,10 +136,10 @@ def test_e9_src_check():
 E9_SETTLEMENTS = [
     # No bonuses (the default): G1 nets 103 - 12 = 91.
     (Rules(), 91),
-    # Modern (game 100, box 25): A 103 + 100 + 4 x 25 = 303 against B 12 + 1 x 25 = 37: 266. B has an entry,
+    # Game 100, box 25: A 103 + 100 + 4 x 25 = 303 against B 12 + 1 x 25 = 37: 266. B has an entry,
     # so the shutout rule does not apply.
     (Rules(game_bonus=100, box_bonus=25, shutout_rule="double"), 266),
-    # Classic box 20: A 103 + 100 + 80 = 283 against B 12 + 20 = 32: 251.
+    # Box 20: A 103 + 100 + 80 = 283 against B 12 + 20 = 32: 251.
     (Rules(game_bonus=100, box_bonus=20, shutout_rule="flat_100"), 251),
 ]
 
@@ -153,8 +153,8 @@ def test_e9_settlement_of_g1(rules, net):
     assert int(sheet.game_net[0]) == net
 
 
-def test_e9_settlement_of_all_games_modern():
-    """R39, E9 with modern bonuses, the other two games too.
+def test_e9_settlement_of_all_games_with_game_and_box_bonuses():
+    """R39, E9 with a game bonus of 100 and a box bonus of 25, the other two games too.
 
     G2 to A: 103 + 100 + 4 x 25 = 303 against B 37 + 2 x 25 = 87: 216.
     G3 to B: 107 + 100 + 3 x 25 = 282 against A 78 + 3 x 25 = 153: 129.
@@ -193,11 +193,11 @@ def test_e10_shutout_entry(entry_rule, b_rows):
 @pytest.mark.parametrize(
     ("rules", "net"),
     [
-        # Modern: A 105 + 100 + 3 x 25 = 280 against 0 with no entries; shutout "double" gives 560.
+        # Game 100, box 25: A 105 + 100 + 3 x 25 = 280 against 0 with no entries; shutout "double" gives 560.
         (Rules(game_bonus=100, box_bonus=25, shutout_rule="double"), 560),
-        # flat_100 with modern bonuses: 280 + 100 = 380.
+        # flat_100 with game 100, box 25: 280 + 100 = 380.
         (Rules(game_bonus=100, box_bonus=25, shutout_rule="flat_100"), 380),
-        # Classic: 105 + 100 + 3 x 20 = 265, + 100 for the shutout = 365.
+        # Box 20 and flat_100: 105 + 100 + 3 x 20 = 265, + 100 for the shutout = 365.
         (Rules(game_bonus=100, box_bonus=20, shutout_rule="flat_100"), 365),
         # No bonuses, no shutout rule: 105.
         (Rules(), 105),

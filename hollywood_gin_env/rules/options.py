@@ -94,12 +94,19 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+", flags=re.ASCII)
 PRESET_KEY = "preset"
 #: The named rule sets, each as its options that differ from the defaults (docs/RULES.md §4 gives their sources):
 #: "hollywood" the defaults; "eaai" the EAAI-2021 gin rummy challenge's (one game to 100, undercut 25, the dealer
-#: alternates); "openspiel" OpenSpiel gin_rummy's defaults (one scored hand: a match ends at the first one);
+#: alternates); "openspiel" OpenSpiel gin_rummy's defaults as far as the action space allows (one scored hand: a
+#: match ends at the first one; the card just taken may be thrown back; the last discard may be taken to knock);
 #: "classic" one game to 100 with the usual bonuses (game 100, box 25 per hand won, a shutout doubled).
 PRESETS: dict[str, dict[str, Any]] = {
     "hollywood": {},
     "eaai": {"num_games": 1, "undercut_bonus": 25, "dealer_rule": "alternate"},
-    "openspiel": {"num_games": 1, "undercut_bonus": 25, "game_target": 1},
+    "openspiel": {
+        "num_games": 1,
+        "undercut_bonus": 25,
+        "game_target": 1,
+        "allow_rediscard_taken_card": True,
+        "last_discard_rule": "may_take_to_knock",
+    },
     "classic": {"num_games": 1, "undercut_bonus": 25, "game_bonus": 100, "box_bonus": 25, "shutout_rule": "double"},
 }
 
