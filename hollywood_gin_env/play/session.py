@@ -17,6 +17,7 @@ from hollywood_gin_env.agents import HEURISTICS, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
 from hollywood_gin_env.support.atomic import atomic_write_text
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.userfiles import format_bytes, read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
@@ -75,7 +76,8 @@ def _field(data: dict, key: str, allowed: tuple, path: str) -> Any:
     value = data.get(key)
     if not any(type(value) is type(a) and value == a for a in allowed):
         raise ValueError(
-            f"{path}: {key} {value!r} is not allowed: this program reads {key} {' or '.join(repr(a) for a in allowed)}"
+            f"{path}: {key} {shown_value(value)} is not allowed: this program reads {key} "
+            f"{' or '.join(repr(a) for a in allowed)}"
         )
     return value
 
@@ -90,7 +92,7 @@ def load_match(path: str) -> tuple[Game, int, str]:
     opponent = data.get("opponent", "expert")
     if not isinstance(opponent, str) or not opponent.isprintable():
         raise ValueError(
-            f"{path}: opponent {opponent!r:.200} is not allowed: use an agent spec such as 'bot' or 'expert' "
+            f"{path}: opponent {shown_value(opponent)} is not allowed: use an agent spec such as 'bot' or 'expert' "
             "(printable characters only)"
         )
     events = data.get("events")
@@ -117,7 +119,7 @@ class Session:
         self, game: Game, human: int, opponent: str, save_path: str | None = None, hold_hand_ends: bool = False
     ) -> None:
         if type(human) is not int or human not in (0, 1):
-            raise ValueError(f"human={human!r} is not allowed: use seat 0 or 1")
+            raise ValueError(f"human={shown_value(human)} is not allowed: use seat 0 or 1")
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
         self.hold_hand_ends = hold_hand_ends
         self.agent = load_agent(opponent)
@@ -223,5 +225,5 @@ def player_names(human: int, label: str) -> tuple[str, str]:
 def choose_seat(seat: str, seed: int) -> int:
     """The human's seat for `--seat`: "0", "1", or "random" (drawn from the match seed, so a seed fixes it too)."""
     if seat not in ("0", "1", "random"):
-        raise ValueError(f"seat={seat!r} is not allowed: use '0', '1' or 'random'")
+        raise ValueError(f"seat={shown_value(seat)} is not allowed: use '0', '1' or 'random'")
     return random.Random(seed).randrange(2) if seat == "random" else int(seat)

@@ -26,7 +26,7 @@ from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
-from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message
+from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
 PROG = "hollywood-gin play"
@@ -186,7 +186,7 @@ class Terminal:
             answer = self.ask(f"{question} (y/N) ").lower()
             if answer in YES or answer in NO:
                 return answer in YES
-            self.console.print(f"Answer y (yes) or n (no), not {answer!r:.40}.")
+            self.console.print(f"Answer y (yes) or n (no), not {shown_value(answer)}.")
 
     def new_save_file(self) -> str | None:
         """A file to save the match to, asked for; None if the player declines. An existing file is never named:

@@ -29,6 +29,7 @@ import safetensors
 import safetensors.numpy
 
 from hollywood_gin_env.support.atomic import atomic_write
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, open_user_file, shown
 
 METADATA_KEY = "hollywood_gin"
@@ -181,7 +182,9 @@ def _specs(reader: Any, path: str | os.PathLike) -> dict[str, Spec]:
     for name in names:
         part = reader.get_slice(name)
         if part.get_dtype() not in DTYPES:
-            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {part.get_dtype()}, which numpy does not hold")
+            raise TensorFileError(
+                f"{shown(path)}: tensor {shown_value(name)} is {part.get_dtype()}, which numpy does not hold"
+            )
         specs[name] = (DTYPES[part.get_dtype()], tuple(part.get_shape()))
     return specs
 
@@ -197,13 +200,16 @@ def _check_expected(
         raise TensorFileError(f"{shown(path)}: tensors {problem}; expected {_names(sorted(expected))}")
     for name, spec in expected.items():  # in the caller's order: a network's first layer first
         if name in found and found[name] != tuple(spec):
-            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {_spec(found[name])}; expected {_spec(spec)}")
+            raise TensorFileError(
+                f"{shown(path)}: tensor {shown_value(name)} is {_spec(found[name])}; expected {_spec(spec)}"
+            )
 
 
 def _spec(spec: Spec) -> str:
-    return f"{spec[0]} {tuple(spec[1])}"
+    shape = tuple(spec[1])
+    return f"{spec[0]} {shown_value(shape)}" + (f" ({len(shape):,} dimensions)" if len(shape) > 6 else "")
 
 
 def _names(names: list[str], shown_at_most: int = 6) -> str:
     more = f" and {len(names) - shown_at_most:,} more" if len(names) > shown_at_most else ""
-    return ", ".join(map(repr, names[:shown_at_most])) + more
+    return ", ".join(map(shown_value, names[:shown_at_most])) + more

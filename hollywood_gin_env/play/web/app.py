@@ -42,6 +42,7 @@ from hollywood_gin_env.play.session import SessionError
 from hollywood_gin_env.play.web.matches import Entry, Matches, MatchLimitError
 from hollywood_gin_env.play.web.view import page_view
 from hollywood_gin_env.rules.cards import card_name, parse_card
+from hollywood_gin_env.support.messages import shown_value
 
 MAX_BODY = 4096  # the largest real request is about 60 bytes
 BODY_SECONDS = 10.0  # a real body arrives at once with its headers; a stalled one must not hold its connection
@@ -102,7 +103,7 @@ def refusal(method: str, headers: Headers, allowed_hosts: Sequence[str] | None) 
     """Why the server refuses a request before reading it (a Host it does not serve, a cross-origin change); None."""
     host = headers.get("host", "")
     if allowed_hosts is not None and host_name(host) not in allowed_hosts:
-        return RequestError(400, f"Host {host!r:.80} is not served here: use {' or '.join(allowed_hosts)}.")
+        return RequestError(400, f"Host {shown_value(host)} is not served here: use {' or '.join(allowed_hosts)}.")
     if method in SAFE_METHODS:
         return None
     origin, site = headers.get("origin"), headers.get("sec-fetch-site")
@@ -170,7 +171,7 @@ def check_seq(data: dict[str, Any], entry: Entry) -> None:
     """RequestError unless the request names the match's current state (an int, not a bool)."""
     seq = data.get("seq")
     if type(seq) is not int:
-        raise RequestError(400, f"seq must be the integer state number the page shows, got {seq!r:.40}.")
+        raise RequestError(400, f"seq must be the integer state number the page shows, got {shown_value(seq)}.")
     if seq != entry.seq:
         raise RequestError(
             409,
@@ -184,19 +185,21 @@ def click_text(data: dict[str, Any]) -> str:
     check_keys(data, ("seq", "action", "card"))
     action, card = data.get("action"), data.get("card")
     if not isinstance(action, str) or action not in CLICKS:
-        raise RequestError(400, f"action {action!r:.40} is not allowed: use one of {', '.join(CLICKS)}.")
+        raise RequestError(400, f"action {shown_value(action)} is not allowed: use one of {', '.join(CLICKS)}.")
     if card is None:
         if action in CARD_CLICKS:
             raise RequestError(400, f'{action} needs a card, e.g. {{"action": "{action}", "card": "7H"}}.')
         return action
     if action not in (*CARD_CLICKS, "take"):
-        raise RequestError(400, f"{action} takes no card (got card {card!r:.40}).")
+        raise RequestError(400, f"{action} takes no card (got card {shown_value(card)}).")
     try:
         name = card_name(parse_card(card)) if isinstance(card, str) and len(card) <= 3 else None
     except ValueError:
         name = None
     if name is None:
-        raise RequestError(400, f"card {card!r:.40} is not a card name: a rank (A 2-9 T J Q K) and a suit (S H D C).")
+        raise RequestError(
+            400, f"card {shown_value(card)} is not a card name: a rank (A 2-9 T J Q K) and a suit (S H D C)."
+        )
     return f"{action} {name}"
 
 
