@@ -245,6 +245,32 @@ def test_a_user_file_that_is_not_a_regular_file_is_refused_at_once_by_kind(tmp_p
     assert f"{path} is {described}, not a regular file" in message, message
 
 
+def _refusal_of_proc_self_mem(reader: str) -> str:
+    """The message a reader gives for /proc/self/mem."""
+    if reader == "train --config":
+        pytest.importorskip("pydantic")
+        from hollywood_gin_trainer.main import main as train_main
+
+        with pytest.raises(SystemExit) as stopped:  # its message is the one line the program prints
+            train_main(["--config", "/proc/self/mem"])
+        return str(stopped.value.code)
+    with pytest.raises(ValueError) as info:
+        if reader == "config file":
+            read_user_file("/proc/self/mem", 1 << 20, "config file")
+        else:
+            read_tensors("/proc/self/mem", {})
+    return str(info.value)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem")
+@pytest.mark.parametrize("reader", ["config file", "tensor file", "train --config"])
+def test_a_regular_file_whose_reads_fail_is_refused_in_one_line(reader):
+    """/proc/self/mem is a regular file of size 0 whose reads fail (EIO): refused in one line naming it and saying it
+    cannot be read, never an OSError traceback."""
+    message = _refusal_of_proc_self_mem(reader)
+    assert "cannot read" in message and "/proc/self/mem: Input/output error" in message, message
+
+
 def _outcome(call):
     try:
         return call()

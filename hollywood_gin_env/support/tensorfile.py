@@ -30,7 +30,7 @@ import safetensors.numpy
 
 from hollywood_gin_env.support.atomic import atomic_write
 from hollywood_gin_env.support.messages import shown_value
-from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, open_user_file, shown
+from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, open_user_file, read_opened, shown
 
 METADATA_KEY = "hollywood_gin"
 MAX_FILE_BYTES = 1 << 30  # the default `limit`: no policy or training state this project writes comes near it
@@ -120,7 +120,7 @@ def _opened(path: str | os.PathLike, limit: int, what: str) -> Iterator[tuple[An
     except UserFileError as error:
         raise TensorFileError(str(error)) from None
     with file:
-        _check_start(file, path)
+        _check_start(file, path, what)
     try:
         with safetensors.safe_open(path, framework="np") as reader:
             yield reader, TensorHeader(_metadata(reader.metadata(), path), _specs(reader, path))
@@ -129,10 +129,13 @@ def _opened(path: str | os.PathLike, limit: int, what: str) -> Iterator[tuple[An
         raise TensorFileError(f"{shown(path)} is damaged or not a safetensors file ({problem})") from None
 
 
-def _check_start(file: BinaryIO, path: str | os.PathLike) -> None:
+def _check_start(file: BinaryIO, path: str | os.PathLike, what: str) -> None:
     """TensorFileError unless the opened file starts as a safetensors file does, its header length within bounds."""
     size = os.fstat(file.fileno()).st_size
-    start = file.read(9)
+    try:
+        start = read_opened(file, 9, path, what)
+    except UserFileError as error:
+        raise TensorFileError(str(error)) from None
     if len(start) < 9:
         raise TensorFileError(f"{shown(path)} holds {size} bytes, too few for a safetensors file (a length, a header)")
     if start[8:] != b"{":  # a safetensors header is a JSON object after the 8-byte length
