@@ -153,6 +153,24 @@ def test_a_kill_during_a_save_leaves_the_previous_file_intact(tmp_path):
     assert all(is_temp_name(name) for name in os.listdir(tmp_path) if name != path.name)
 
 
+def test_a_match_that_takes_its_save_file_removes_what_killed_saves_of_it_left(tmp_path):
+    """A save killed between writing its temporary and the rename leaves `.match.json.XXXXXXXX.tmp`: the next session
+    saving to match.json (play --resume, play --save, the web's matches) removes it, and leaves every other file,
+    another file's temporaries included."""
+    from hollywood_gin_env.engine.game import Game
+    from hollywood_gin_env.play.session import Session, load_match, save_match
+
+    path = tmp_path / "match.json"
+    save_match(str(path), Game(seed=3), 0, "random")
+    leftovers = [tmp_path / ".match.json.0a1b2c3d.tmp", tmp_path / ".match.json.z8_k2m1x.tmp"]
+    others = [tmp_path / ".other.json.0a1b2c3d.tmp", tmp_path / "match.json.bak", tmp_path / ".match.json.tmp"]
+    for file in leftovers + others:
+        file.write_text("{")
+    game, human, opponent = load_match(str(path))
+    Session(game, human, opponent, str(path))
+    assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in [path, *others])
+
+
 @pytest.mark.parametrize("kind", ["device", "symlink", "dangling symlink", "fifo", "directory"])
 def test_a_target_that_is_not_a_regular_file_is_refused_and_left_as_it_was(tmp_path, kind):
     """The rename would replace whatever the path names (as root, /dev/null itself): refused, nothing written."""
@@ -203,6 +221,21 @@ def test_play_save_refuses_a_device_and_a_symlink(tmp_path, capsys):
         assert play.main(["--save", path, "--opponent", "random", "--seed", "1", "--no-color"]) == 2
         assert "regular file or a new path" in capsys.readouterr().out
     assert stat.S_ISCHR(os.lstat(node).st_mode) and link.is_symlink() and not (tmp_path / "target.json").exists()
+
+
+def test_play_refuses_a_save_target_before_the_match_starts(tmp_path, capsys, monkeypatch):
+    """play --save /dev/null (or into a path whose folder is a file) is refused in one line before the opponent is
+    loaded or a deal is made, not once per move."""
+    from hollywood_gin_env.play import session as play_session
+
+    def no_match(*args, **kwargs):
+        raise AssertionError("the match started")
+
+    monkeypatch.setattr(play_session, "load_agent", no_match)
+    for path, why in [("/dev/null", "it is a character device"), (f"{__file__}/x.json", "Not a directory")]:
+        assert play.main(["--save", path, "--opponent", "bot", "--seed", "1", "--no-color"]) == 2
+        out = capsys.readouterr().out
+        assert len(out.strip().splitlines()) == 1 and "play: error:" in out and why in out, out
 
 
 # --- user files -----------------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from hollywood_gin_env.agents import HEURISTICS, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
-from hollywood_gin_env.support.atomic import atomic_write_text
+from hollywood_gin_env.support.atomic import atomic_write_text, remove_temporaries
 from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.userfiles import format_bytes, read_user_file
 
@@ -121,6 +121,8 @@ class Session:
         if type(human) is not int or human not in (0, 1):
             raise ValueError(f"human={shown_value(human)} is not allowed: use seat 0 or 1")
         self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
+        if save_path:  # what a killed save of this file left beside it (a save writes a temporary, then renames it)
+            remove_temporaries(save_path)
         self.hold_hand_ends = hold_hand_ends
         self.agent = load_agent(opponent)
         self.names = player_names(human, self.opponent_label)

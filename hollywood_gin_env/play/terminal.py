@@ -26,6 +26,7 @@ from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
+from hollywood_gin_env.support.atomic import AtomicWriteError, check_write_target
 from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
@@ -267,10 +268,13 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
 
 
 def check_save_target(args: argparse.Namespace) -> None:
-    """ValueError if --save names an existing regular file that is not the one resumed and --overwrite was not given
-    (a symlink, a device or a directory is refused by the save itself, whatever --overwrite says)."""
+    """ValueError if --save names what a save cannot replace (a symlink, a device, a directory: whatever --overwrite
+    says), or an existing regular file that is not the one resumed and --overwrite was not given; checked before the
+    match starts."""
     path = args.save
-    if not path or args.overwrite or os.path.islink(path) or not os.path.isfile(path):
+    if path:
+        check_write_target(path)  # /dev/null would otherwise fail every save of the match
+    if not path or args.overwrite or not os.path.isfile(path):
         return
     if args.resume and os.path.exists(args.resume) and os.path.samefile(path, args.resume):
         return
@@ -330,7 +334,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             return replay(args.replay, console)
         check_save_target(args)
         session = first_session(args, args.web)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, AtomicWriteError) as error:
         fail(console, f"{args.prog}: error: {error}")
         return 2
     if not session.save():
