@@ -231,8 +231,8 @@ def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None 
 
 def parse_agent_arg(text: str) -> tuple[str | None, str]:
     """One --agents item: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A checkpoint's path comes after a
-    colon and may hold a "=" (checkpoint:runs/lr=3e-4/policy.pt), so text whose first "=" follows a ":" is a plain
-    spec."""
+    colon and may hold a "=" (checkpoint:runs/lr=3e-4/policy.safetensors), so text whose first "=" follows a ":" is a
+    plain spec."""
     name, sep, spec = text.partition("=")
     if not sep or ":" in name:
         return None, text
@@ -483,8 +483,8 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, each "
-             f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
+        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, each optionally named for "
+             f"the report (mine=checkpoint:runs/x/policy.safetensors; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
         "(default: %(default)s)")

@@ -84,6 +84,11 @@ class Command:
     action: int | None = None
 
 
+def is_quit(text: str) -> bool:
+    """True if text is one of quit's spellings (quit, q, exit; any case, spaces around)."""
+    return WORDS.get(text.strip().lower()) == "quit"
+
+
 def action_words(action: int, game: Game) -> str:
     """An action in words for the player to act: "draw from the stock", "take 7H", "knock discarding 7H"."""
     pile = game.discard_pile

@@ -131,7 +131,7 @@ class Session:
 
     @property
     def opponent_label(self) -> str:
-        """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
+        """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
         return agent_label(getattr(self.agent, "name", self.opponent))
 
     @property

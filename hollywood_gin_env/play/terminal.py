@@ -23,7 +23,7 @@ from hollywood_gin_env.agents import BOT_NAME
 from hollywood_gin_env.display.render import position_text, sheet_text
 from hollywood_gin_env.display.words import hand_end_lines, hand_log
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
+from hollywood_gin_env.play.commands import HELP, CommandError, is_quit, parse_command
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
 from hollywood_gin_env.support.atomic import AtomicWriteError, check_write_target
@@ -96,8 +96,9 @@ class Terminal:
             return False
         return True
 
-    def news(self) -> None:
-        """Print the end of every hand that ended since the last call."""
+    def news(self) -> bool:
+        """Print the end of every hand that ended since the last call; False if the player typed quit where it waits
+        for Enter before the next deal."""
         events = self.game.events
         for i in range(self.shown, len(events)):
             if events[i]["type"] == "hand_result":
@@ -107,8 +108,12 @@ class Terminal:
                     self.console.print(line)
                 self.shown = i + 1
                 if self.pause and not self.game.done:
-                    self.console.input("Enter: deal the next hand ")
+                    answer = self.console.input("Enter: deal the next hand (quit: leave) ")
+                    if is_quit(answer):
+                        self.shown = len(events)
+                        return False
         self.shown = len(events)
+        return True
 
     def moved(self) -> None:
         """After a move: say so if it could not be saved."""
@@ -142,7 +147,8 @@ class Terminal:
         self.console.print(opening_line(self.session))
         try:
             while True:
-                self.news()
+                if not self.news():
+                    return self.leave()
                 if self.game.done:
                     self.console.print(position_text(self.game.position(), self.session.human, self.names))
                     return 0

@@ -12,7 +12,8 @@ SHOWN_CHARS characters (a 16 MB string, a 10,000-entry shape, a 5,000-digit numb
 control characters escaped; `shown_text` shows text so, unquoted.
 
 `install_hint` is the one command that adds an extra, for a user who installed the package or works in a checkout
-alike (pip adds the extra's packages to the installed distribution, whichever way it was installed).
+alike (pip adds the extra's packages to the installed distribution, whichever way it was installed); an extra with
+torch takes torch's CPU build, as the README's set-up does.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from typing import NoReturn
 
 #: Unicode categories a terminal may act on: controls, format characters (bidi overrides), surrogates, line breaks.
 CONTROL_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
+#: The extras that bring torch, and where its CPU build is (README, "torch, CPU build"): nothing here needs CUDA.
+TORCH_EXTRAS = ("torch", "train", "test")
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 #: About how many characters of a value a message echoes: enough to recognise it.
 SHOWN_CHARS = 80
 #: Integers longer than this are echoed by their size (printing one costs time, and past 4,300 digits Python refuses).
@@ -76,8 +80,10 @@ def shown_text(text: str) -> str:
 
 
 def install_hint(extra: str) -> str:
-    """How to install one of the package's extras: `python -m pip install "hollywood-gin[web]"`."""
-    return f'python -m pip install "hollywood-gin[{extra}]"'
+    """How to install one of the package's extras: `python -m pip install "hollywood-gin[web]"`; for an extra with
+    torch, its CPU build (the README's route: PyPI's Linux torch is the CUDA build, several GB of nvidia packages)."""
+    command = f'python -m pip install "hollywood-gin[{extra}]"'
+    return f"{command} --extra-index-url {CPU_TORCH_INDEX}" if extra in TORCH_EXTRAS else command
 
 
 class ArgumentParser(argparse.ArgumentParser):
