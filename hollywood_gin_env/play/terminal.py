@@ -335,6 +335,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     args = parse_args(argv, prog)
     # soft_wrap off: rich breaks long lines between words at the terminal's width, not the terminal mid-word
     console = TerminalConsole(color_system=None if args.no_color else "auto", highlight=False, markup=False)
+    console.soft_wrap = not console.is_terminal  # a pipe or a file has no width: lines stay whole, not cut at 80
     try:
         if args.replay:
             return replay(args.replay, console)
