@@ -5,12 +5,17 @@ through `play(action)` (checked: the human's turn, a legal action), the bot's th
 decision, so a resumed match plays on exactly as an unbroken one), and every move is saved at once, atomically,
 in the one save format (`save_match` / `load_match`). A front end only shows the match and turns input into
 actions. A hand's end can be held (`advance(hold_hand_end=True)`) so a page shows it before the bot plays on.
+
+The bot is an `Opponent`: the agent its spec names, loaded once and shared by every session given it (the web page's
+matches hold one copy of a checkpoint, not one each), and used by one thread at a time (its reseeding and its choice
+are one step, whichever thread asks).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 from typing import Any
 
 from hollywood_gin_env.agents import HEURISTICS, load_agent
@@ -108,23 +113,54 @@ def load_match(path: str) -> tuple[Game, int, str]:
     return game, human, opponent
 
 
+class Opponent:
+    """The agent a spec names, loaded once: sessions given the same Opponent share it, one thread at a time."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec, self.agent, self._lock = spec, load_agent(spec), threading.Lock()
+
+    @property
+    def label(self) -> str:
+        """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
+        return agent_label(getattr(self.agent, "name", self.spec))
+
+    def choose(self, game: Game, player: int, seed: int) -> int:
+        """The agent's action for `player`, reseeded with `seed` first (so a resumed match plays on as an unbroken
+        one)."""
+        with self._lock:
+            if hasattr(self.agent, "reset"):
+                self.agent.reset(seed)
+            return agent_choice(self.agent, game, player)
+
+    def hint(self, game: Game, player: int) -> list[str]:
+        """What the agent would do in `player`'s seat, and the deadwood each choice leaves (`hint_lines`)."""
+        with self._lock:
+            return hint_lines(game, player, self.agent)
+
+
 class Session:
-    """One match between the human at seat `human` and the agent `opponent` names, saved to `save_path` if given.
+    """One match between the human at seat `human` and the agent `opponent` names (or an `Opponent` to share), saved
+    to `save_path` if given.
 
     With hold_hand_ends (the web page), a hand that ends before the match does is held: nothing more is played
     until `continue_play()`, so the page shows the hand's end before the bot opens the next one.
     """
 
     def __init__(
-        self, game: Game, human: int, opponent: str, save_path: str | None = None, hold_hand_ends: bool = False
+        self,
+        game: Game,
+        human: int,
+        opponent: str | Opponent,
+        save_path: str | None = None,
+        hold_hand_ends: bool = False,
     ) -> None:
         if type(human) is not int or human not in (0, 1):
             raise ValueError(f"human={shown_value(human)} is not allowed: use seat 0 or 1")
-        self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
+        self.bot = opponent if isinstance(opponent, Opponent) else Opponent(opponent)
+        self.game, self.human, self.opponent, self.save_path = game, human, self.bot.spec, save_path
         if save_path:  # what a killed save of this file left beside it (a save writes a temporary, then renames it)
             remove_temporaries(save_path)
         self.hold_hand_ends = hold_hand_ends
-        self.agent = load_agent(opponent)
         self.names = player_names(human, self.opponent_label)
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
@@ -132,7 +168,7 @@ class Session:
     @property
     def opponent_label(self) -> str:
         """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
-        return agent_label(getattr(self.agent, "name", self.opponent))
+        return self.bot.label
 
     @property
     def opponent_name(self) -> str:
@@ -180,9 +216,8 @@ class Session:
         """The bot's action, reseeded per decision so a resumed match plays on exactly as an unbroken one."""
         if self.game.done or self.game.current_player == self.human or self.held_hand_end is not None:
             raise SessionError("It is not the bot's turn.")
-        if hasattr(self.agent, "reset"):
-            self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
-        self._step(agent_choice(self.agent, self.game, 1 - self.human))
+        seed = random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63)
+        self._step(self.bot.choose(self.game, 1 - self.human, seed))
 
     def _step(self, action: int) -> None:
         events = self.game.events
@@ -209,7 +244,7 @@ class Session:
         """What the bot would do in the human's seat and the deadwood each choice leaves (the terminal's `hint`)."""
         if not self.humans_turn:
             raise SessionError(self.not_your_turn())
-        return hint_lines(self.game, self.human, self.agent)
+        return self.bot.hint(self.game, self.human)
 
 
 def opponent_name(label: str) -> str:
