@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,21 @@ def test_the_command_line_prints_the_address_opens_the_browser_and_warns_off_loo
     finally:
         stop(process)
     assert not opened.exists()
+
+
+def test_ctrl_c_stops_the_server_at_once_and_says_so(tmp_path):
+    """Ctrl-C with a page's connection open: the server stops answering and says so within a second or two (the
+    process then exits 0), not seconds later in silence."""
+    process, url, _ = start(tmp_path, "--opponent", "random", "--no-browser")
+    with httpx.Client() as page:  # a keep-alive connection, as a browser's
+        assert page.get(url.split("#")[0]).status_code == 200
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        said = process.stdout.readline()
+        seconds = time.monotonic() - started
+    rest, _ = process.communicate(timeout=30)
+    assert said.strip() == "Server stopped." and seconds < 2.0, (said, seconds, rest)
+    assert process.returncode == 0, rest
 
 
 def chromium() -> str | None:
