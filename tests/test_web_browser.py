@@ -273,3 +273,77 @@ def test_hints_and_help_leave_the_hand_in_the_window_and_errors_show_by_the_comm
             browser.close()
     finally:
         stop(process)
+
+
+PLACEHOLDER_FITS = """() => {
+  const box = document.getElementById("command"), style = getComputedStyle(box);
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = style.font;
+  const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return context.measureText(box.placeholder).width <= room;
+}"""
+CARD_TOPS = "() => [...document.querySelectorAll('#your-hand .slot .card')].map(c => c.getBoundingClientRect().top)"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_page_shows_an_eleven_card_hand_in_one_row_and_speaks_in_clicks(tmp_path, width):
+    """After taking the upcard (E1: 11 cards in four groups) the hand is one row at 1024 and 1280 pixels wide, the
+    drawn card beside the others; the status line says what to click, with the cards as their faces show them
+    (no terminal letters such as "(t)"), and the command box's example fits the box."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    args = ("--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT, "--deck", E1_DECK)
+    process, url, _ = start(tmp_path, *args)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": width, "height": 860})
+            page.goto(url)
+            page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
+            offer = page.locator("#prompt").inner_text()
+            assert offer == "Your turn: the upcard 2\u2663 is offered: click it to take it, or Pass.", offer
+            assert page.evaluate(PLACEHOLDER_FITS)
+            click(page, "[data-action=take][data-card='2C']")
+            page.wait_for_selector("[data-action=knock][data-card='9D']")
+            tops = page.evaluate(CARD_TOPS)
+            assert len(tops) == 11 and len(set(tops)) == 1, tops
+            prompt = page.locator("#prompt").inner_text()
+            assert "click one to discard it" in prompt and not re.search(r"\((t|p|d)\)|knock \d|e\.g\.", prompt)
+            browser.close()
+    finally:
+        stop(process)
+
+
+@pytest.mark.browser
+def test_move_numbers_past_nine_show_whole(tmp_path):
+    """Twelve moves into a hand the list of its moves numbers them 1 to 12, each number whole and inside the list
+    (not "0.", "1." with the tens cut off)."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    process, url, _ = start(tmp_path, "--no-browser", "--opponent", "greedy", "--seed", "1", "--seat", "0")
+    try:
+        api = url.replace("/#", "/api/matches/")
+        state = httpx.get(api).json()["state"]
+        while len(state["moves"]) < 12:  # pass, draw and discard what was drawn: the hand goes on
+            legal = {m["action"]: m for m in state["legal"]}
+            move = legal.get("pass") or legal.get("draw") or legal["discard"]
+            card = {"card": state["hand"]["drawn"] or move["card"]} if move["action"] == "discard" else {}
+            state = httpx.post(f"{api}/move", json={"seq": state["seq"], "action": move["action"], **card}).json()
+            state = state["state"]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(url)
+            page.wait_for_selector("#moves li")
+            numbers = page.locator("#moves .number")
+            assert numbers.all_inner_texts()[:12] == [f"{n}." for n in range(1, 13)]
+            listed = page.locator("#moves").bounding_box()
+            for n in (8, 9, 10, 11):
+                box = numbers.nth(n).bounding_box()
+                assert box["x"] >= listed["x"] and box["x"] + box["width"] <= listed["x"] + listed["width"], box
+            browser.close()
+    finally:
+        stop(process)
