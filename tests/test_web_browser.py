@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -93,6 +94,26 @@ def test_ctrl_c_stops_the_server_at_once_and_says_so(tmp_path):
     rest, _ = process.communicate(timeout=30)
     assert said.strip() == "Server stopped." and seconds < 2.0, (said, seconds, rest)
     assert process.returncode == 0, rest
+
+
+def test_sigterm_stops_the_server_promptly_while_nobody_reads_its_output(tmp_path):
+    """With its output a pipe nobody reads (a service's), 3,000 malformed requests (a log line each, far more than
+    the pipe holds) leave the server answering, and SIGTERM stops it within seconds."""
+    process, url, _ = start(tmp_path, "--opponent", "random", "--no-browser")  # its output is not read from now on
+    host, port = url.split("/")[2].rsplit(":", 1)
+    try:
+        for _ in range(3000):
+            with socket.create_connection((host, int(port)), timeout=5) as bad:
+                bad.sendall(b"NOT HTTP AT ALL \x01\r\n\r\n")
+                bad.recv(100)
+        assert httpx.get(url.split("#")[0], timeout=5).status_code == 200
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        assert time.monotonic() - started < 3.0
+    finally:
+        process.kill()
+        process.communicate()
 
 
 def chromium() -> str | None:
