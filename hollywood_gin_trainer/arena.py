@@ -1,24 +1,26 @@
 """The arena: the training matches in a `SelfPlayVectorEnv`, who sits where, and what the rollout reads each step.
 
 `Arena(config, pool, rng, generator)` holds `env.num_envs` matches (or a Ray worker's share), each match's opponent
-(`pool.Opponent`, with a snapshot's slot), the learner's seat, the observations to act on, and the buffers of one
-rollout (ppo.py's `Rollout`). ppo.py's `collect` plays it step by step through `learner_to_act`, `inputs` (the
-observation transform: the lookahead planes a network with `lookahead_features` reads), `privileged`,
-`opponents_act` and `step`. In a SELF match the learner plays both seats and both seats' decisions are kept; against
-a frozen opponent (a snapshot or a heuristic) only the learner's seat is. The engine runs on the CPU; the learner's
-and the snapshots' forward passes run on the run's device. Hand statistics come from the env's step infos
-(hollywood_gin_env.engine.handstats), never from the engine's arrays. workers.py's `RemoteArena` is the same
-matches on Ray actors; `remote` tells the two apart.
+(its code in `selfplay.opponents`, opponents.py's `Lineup`, with a snapshot's slot), the learner's seat, the
+observations to act on, and the buffers of one rollout (ppo.py's `Rollout`). It is both of ppo.py's partners:
+`RolloutMatches`, which ppo.py's `play_rollout` plays step by step through `learner_to_act`, `inputs` (the observation
+transform: the lookahead planes a network with `lookahead_features` reads), `privileged`, `opponents_act` and `step`;
+and `Matches`, what an update and the run ask of the run's matches (`rollout_batch`, `hand_summary`, `evaluate`,
+`state`...). In a self-play match the learner plays both seats and both seats' decisions are kept; against a frozen
+opponent (a snapshot or an agent) only the learner's seat is. The engine runs on the CPU; the learner's and the
+snapshots' forward passes run on the run's device. Hand statistics come from the env's step infos
+(hollywood_gin_env.engine.handstats), never from the engine's arrays. workers.py's `RemoteArena` is the same matches
+on Ray actors (a `Matches` too); `remote` tells the two apart.
 """
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
 import torch
 
-from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
 from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, network_inputs
 from hollywood_gin_env.agents.policy import PolicyAgent
@@ -28,7 +30,8 @@ from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import RolloutForward
-from hollywood_gin_trainer.pool import NO_SLOT, Opponent, OpponentPool
+from hollywood_gin_trainer.opponents import Lineup
+from hollywood_gin_trainer.pool import NO_SLOT, OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, Rollout, rollout_batch
 from hollywood_gin_trainer.privileged import expert_deal_scores, privileged_view
 
@@ -64,9 +67,11 @@ class Arena:
         self.forward = RolloutForward(config.train.compile, self.device, self.num_envs)  # the learner's
         self.rng, self.generator, self.pool = rng, generator, pool
         self.lookahead, self.stock_cards = model.lookahead_features, model.critic_stock_cards
+        self.lineup = Lineup.of(config.selfplay.opponents)
         input_size = OBS_SIZE + (LOOKAHEAD_SIZE if self.lookahead else 0)
-        self.rollout = Rollout(steps or config.ppo.rollout_steps, self.num_envs, input_size, self.stock_cards)
-        self.kind = np.full(self.num_envs, Opponent.SELF, dtype=np.int64)
+        steps = steps or config.ppo.rollout_steps
+        self.rollout = Rollout(steps, self.num_envs, input_size, self.stock_cards, self.lineup.size)
+        self.kind = np.full(self.num_envs, self.lineup.self_code, dtype=np.int64)  # each match's opponent's code
         self.slot = np.full(self.num_envs, NO_SLOT, dtype=np.int64)
         self.learner_seat = np.zeros(self.num_envs, dtype=np.int64)
         self.deal = np.zeros(self.num_envs)  # seat 0's score in `expert`'s play-out of each match's deal
@@ -82,13 +87,22 @@ class Arena:
         self._play_deals_out(every)
         self._assign(every)
 
-    def collect(self, model: ActorCritic) -> Batch:
+    def rollout_batch(self, model: ActorCritic) -> Batch:
         """One rollout against the pool as the learner's batch (ppo.py's `rollout_batch`)."""
         return rollout_batch(self, model, self.config.ppo)
 
+    @property
+    def next_step(self) -> int:
+        """The env step the next `step` makes."""
+        return self.env.next_step
+
+    def observe(self, seats: np.ndarray) -> dict[str, np.ndarray]:
+        """The env's observations of seats[i] in each match."""
+        return self.env.observe(seats)
+
     def learner_to_act(self) -> np.ndarray:
-        """bool[N]: the matches where the learner is to act (both seats of a SELF match)."""
-        return (self.kind == Opponent.SELF) | (self.players == self.learner_seat)
+        """bool[N]: the matches where the learner is to act (both seats of a self-play match)."""
+        return self.lineup.is_self(self.kind) | (self.players == self.learner_seat)
 
     def inputs(self, observations: np.ndarray) -> np.ndarray:
         """The policy network's input rows of observation rows (the lookahead transform, on the arena's threads)."""
@@ -96,7 +110,8 @@ class Arena:
 
     def privileged(self, seats: np.ndarray) -> np.ndarray:
         """The privileged view (privileged.py) of seats[i] in each match."""
-        return privileged_view(self.env.engine, seats, self.kind, self.deal, self.stock_cards, self.threads)
+        engine, size = self.env.engine, self.lineup.size
+        return privileged_view(engine, seats, self.kind, self.deal, self.stock_cards, size, self.threads)
 
     def opponents_act(self, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> None:
         """Write the frozen opponents' actions into `actions` where `rows` (bool[N]) is set."""
@@ -112,7 +127,7 @@ class Arena:
         ended = winner >= 0
         if ended.any():
             self.matches += int(ended.sum())
-            against = ended & (self.kind == Opponent.SNAPSHOT)
+            against = ended & self.lineup.is_snapshot(self.kind)
             if against.any():
                 self.pool.record(self.slot[against], winner[against] == self.learner_seat[against])
             self._assign(ended)
@@ -124,7 +139,7 @@ class Arena:
         count = int(rows.sum())
         if count:
             if self.pool is None:
-                self.kind[rows], self.slot[rows] = Opponent.SELF, NO_SLOT
+                self.kind[rows], self.slot[rows] = self.lineup.self_code, NO_SLOT
             else:
                 self.kind[rows], self.slot[rows] = self.pool.draw(count, self.rng)
             self.learner_seat[rows] = self.rng.integers(0, 2, size=count)
@@ -149,18 +164,11 @@ class Arena:
 
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks (hollywood_gin_env.evaluation.duplicate's, as evaluate.py plays them) with the model's
-        greedy policy in seat A, played here; the records in the jobs' order."""
+        greedy policy in seat A and in seat B the pool's evaluation opponent of the job's label (loaded once per
+        run), played here; the records in the jobs' order."""
         count = self.threads.num_threads
         learner = PolicyAgent(model.policy, deterministic=True, name="learner", num_threads=count)
-        opponents = {name: self._eval_agent(name, count) for name in dict.fromkeys(job.specs[1] for job in jobs)}
-        return [play_job(job, (learner, opponents[job.specs[1]])) for job in jobs]
-
-    def _eval_agent(self, name: str, num_threads: int):
-        """The agent of an eval opponent's name: a heuristic, or "target": the pool's own (the very agent trained
-        against, never a second read of its file)."""
-        if name == "target":
-            return self.pool.target
-        return load_agent(name, num_threads=num_threads)
+        return [play_job(job, (learner, self.pool.evaluators[job.names[1]])) for job in jobs]
 
     def close(self) -> None:
         """Nothing to stop: the matches live in this process."""
@@ -171,19 +179,23 @@ class Arena:
         arrays = {f"engine.{name}": array for name, array in env_state["engine"].items()}
         arrays.update(decision_step=env_state["decision_step"], kind=self.kind, slot=self.slot)
         arrays.update(learner_seat=self.learner_seat, deal=self.deal)
-        return arrays, {"step": env_state["step"]}
+        return arrays, {"step": env_state["step"], "opponents": list(self.lineup.specs)}
 
     def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any]) -> None:
         """Continue from what `state` returned (arrays of its names, dtypes and shapes); ValueError naming a value
         out of its range, the arena left as it was. The observations to act on are encoded again."""
+        lineup, saved = self.lineup, data.get("opponents") if isinstance(data, dict) else None
+        if saved != list(lineup.specs):
+            raise ValueError(
+                f"arena.opponents={reprlib.repr(saved)}: the matches were drawn against other "
+                f"opponents than the run's selfplay.opponents {list(lineup.specs)}"
+            )
         snapshots = 0 if self.pool is None else len(self.pool.snapshots)
         kind, slot = arrays["kind"], arrays["slot"]
-        _check_range("arena.kind", kind, 0, len(Opponent) - 1)
+        _check_range("arena.kind", kind, lineup.lowest_code, lineup.size - 1)
         _check_range("arena.slot", slot, NO_SLOT, snapshots - 1)
-        if ((kind == Opponent.SNAPSHOT) != (slot != NO_SLOT)).any():
+        if (lineup.is_snapshot(kind) != (slot != NO_SLOT)).any():
             raise ValueError("arena.slot: a match has a snapshot's slot exactly when its opponent is a snapshot")
-        if (kind == Opponent.TARGET).any() and not self.config.selfplay.target:
-            raise ValueError(f"arena.kind: a match against the target ({Opponent.TARGET}) in a run without one")
         _check_range("arena.learner_seat", arrays["learner_seat"], 0, 1)
         _check_range("arena.deal", arrays["deal"], -MAX_HAND_POINTS, MAX_HAND_POINTS)
         engine = {name.removeprefix("engine."): array for name, array in arrays.items() if name.startswith("engine.")}

@@ -22,6 +22,7 @@ from pydantic.dataclasses import dataclass
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
 from hollywood_gin_env.engine.threads import MAX_THREADS
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS
+from hollywood_gin_env.evaluation.evaluate import agent_labels, parse_agent_arg
 from hollywood_gin_env.rules.options import PRESET_KEY, Rules
 from hollywood_gin_env.support.messages import escape_controls
 from hollywood_gin_env.support.userfiles import read_user_file
@@ -36,8 +37,12 @@ MAX_ROLLOUT_DECISIONS = 2**20
 #: 5.96 KB; measured, the process peaks at about 1.3 GB + 5.8 KB a decision: 7.3 GB for the recipe's 1.2M, 11.8 GB at
 #: this cap (docs/TRAINING.md, "[warmstart]").
 MAX_WARMSTART_DECISIONS = 2_000_000
-#: An agent spec's length (selfplay.target, warmstart.init): a path and a label.
+#: An agent spec's length (selfplay.opponents, eval.opponents, warmstart.init): a path and a label.
 MAX_SPEC_CHARS = 4096
+#: Entries of selfplay.opponents (each a column of the privileged critic's input) and of eval.opponents.
+MAX_OPPONENTS = 16
+#: The recipe's opponent mix: self-play, snapshots, and the heuristics as fixed anchors against forgetting.
+RECIPE_OPPONENTS = {"self": 0.1, "snapshots": 0.1, "expert": 0.5, "greedy": 0.3}
 #: A config file's size, and a `--set` value's.
 MAX_CONFIG_BYTES = 1 << 20
 #: The recipe's teacher: expert with a larger knock-chance credit, less discard caution and more lookahead; 53% of
@@ -59,6 +64,8 @@ def Float(low: float | None = None, high: float | None = None) -> Any:  # noqa: 
 
 
 Bool = Annotated[bool, Strict()]
+#: An agent spec (load_agent's grammar, NAME=SPEC) or one of selfplay.opponents' own keys ("self", "snapshots").
+Spec = Annotated[str, Strict(), Field(min_length=1, max_length=MAX_SPEC_CHARS)]
 
 
 @dataclass(config=SCHEMA)
@@ -203,21 +210,16 @@ class WarmStartConfig:
 
 @dataclass(config=SCHEMA)
 class SelfPlayConfig:
-    """[selfplay]: who the learner plays. Each new match draws its opponent from this mix."""
+    """[selfplay]: who the learner plays. Each new match draws its opponent from `opponents`."""
 
-    self_weight: Float(0.0) = 0.1
-    """share of matches against the current policy itself (both seats train)"""
-    snapshot_weight: Float(0.0) = 0.1
-    """share against a frozen past snapshot from the pool (falls back to self while the pool is empty)"""
-    expert_weight: Float(0.0) = 0.5
-    """share against the `expert` heuristic (a fixed anchor against forgetting)"""
-    greedy_weight: Float(0.0) = 0.3
-    """share against the `greedy` heuristic"""
-    target_weight: Float(0.0) = 0.0
-    """share against `target` (hollywood-gin exploit: the only opponent of a best response)"""
-    target: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
-    """a frozen agent of any spec load_agent reads ("bot", "expert", "greedy", "random", "checkpoint:PATH"), or
-    NAME=SPEC to label it; never trained; "target" in eval.opponents evaluates against it; empty: none"""
+    opponents: Annotated[dict[Spec, Float(0.0)], Field(min_length=1, max_length=MAX_OPPONENTS)] = field(
+        default_factory=lambda: dict(RECIPE_OPPONENTS)
+    )
+    """who the learner plays, each with its share of the matches (weights >= 0, at least one above 0; at most 16
+    entries), in the order of the draw and of the privileged critic's "who" columns: "self" (the current policy in
+    both seats; both train), "snapshots" (a frozen past snapshot of the pool; self while the pool is empty), or any
+    agent spec load_agent reads ("expert", "greedy", "random", "bot", "checkpoint:PATH", NAME=SPEC to label one),
+    frozen: never trained (hollywood_gin_trainer/opponents.py)"""
     snapshot_every: Int(1) = 25
     """updates between snapshots added to the pool"""
     pool_size: Int(1, 64) = 8
@@ -234,11 +236,11 @@ class EvalConfig:
     """updates between evaluations (0 = only at the end); the training state is written before and after each"""
     matches: Int(2, MAX_MATCHES) = 400
     """matches per opponent (even: duplicate pairs; at most 100,000)"""
-    opponents: Annotated[list[Literal["expert", "greedy", "random", "target"]], Field(min_length=1)] = field(
+    opponents: Annotated[list[Spec], Field(min_length=1, max_length=MAX_OPPONENTS)] = field(
         default_factory=lambda: ["expert", "greedy"]
     )
-    """heuristics evaluated against, or "target" (selfplay.target); best.safetensors is kept by the lower 95% bound
-    against the first"""
+    """the agents evaluated against: any spec load_agent reads, NAME=SPEC to label one (its label names its figures,
+    eval/match_win_rate_vs_LABEL; at most 16); best.safetensors is kept by the lower 95% bound against the first"""
     seed: Int(0, 2**64 - 1) = 1_000_003
     """deal seed of every evaluation (the same deals each time, so evaluations compare)"""
 
@@ -265,6 +267,20 @@ class Config:
     def make_rules(self) -> Rules:
         """The `Rules` of `[rules]`."""
         return Rules.from_dict(self.rules)
+
+    def names_rules(self) -> bool:
+        """True if the config names its rules (`rules = "NAME"` or any [rules] key): the user asked for them, so an
+        agent trained under other rules may play them (hollywood_gin_trainer/opponents.py)."""
+        return bool(self.rules)
+
+    def eval_labels(self) -> list[str]:
+        """The label of each eval opponent (its NAME, a checkpoint's file stem, or its spec): what its figures are
+        named by; ValueError naming two opponents of one label."""
+        names, specs = zip(*(parse_agent_arg(text) for text in self.eval.opponents), strict=True)
+        try:
+            return agent_labels(specs, names)
+        except ValueError as error:
+            raise ValueError(f"eval.opponents: {error}") from None
 
     def policy_config(self) -> dict[str, Any]:
         """The checkpoint config of the policy network this run trains."""
@@ -317,18 +333,13 @@ def validated(kind: type, data: Any, where: str = "") -> Any:
 
 def _check_across(config: Config) -> None:
     """Constraints between fields."""
-    mix = config.selfplay
-    total = mix.self_weight + mix.snapshot_weight + mix.expert_weight + mix.greedy_weight + mix.target_weight
+    total = sum(config.selfplay.opponents.values())
     if not 0 < total < math.inf:  # each weight is finite, but two near 1e308 sum to inf: no draw could be made
         raise ValueError(
-            f"selfplay: the opponent weights (self, snapshot, expert, greedy, target) sum to {total}; the sum must "
-            "be finite and above 0"
+            f"selfplay.opponents: the weights sum to {total}; the sum must be finite and above 0 (give one "
+            "opponent a weight above 0, e.g. selfplay.opponents={self = 1.0})"
         )
-    if not mix.target and (mix.target_weight > 0 or "target" in config.eval.opponents):
-        raise ValueError(
-            f"selfplay.target is empty, but selfplay.target_weight={mix.target_weight} and eval.opponents="
-            f"{config.eval.opponents}: name the target agent (e.g. selfplay.target=bot), or play and evaluate none"
-        )
+    config.eval_labels()  # two evaluation opponents of one label would share their figures
     init = config.warmstart.init
     if init and not (init.lower() == "bot" or init.lower().startswith("checkpoint:") and init[len("checkpoint:") :]):
         raise ValueError(f'warmstart.init={reprlib.repr(init)} is not allowed: use "bot", "checkpoint:PATH" or ""')
@@ -361,6 +372,11 @@ def _check_across(config: Config) -> None:
     from hollywood_gin_env.agents.policy import check_policy_config  # imports torch, as training does anyway
 
     check_policy_config(config.policy_config(), where="[model]")  # the bounds a checkpoint must meet
+
+
+def rules_table(rules: Rules) -> dict[str, Any]:
+    """A config's [rules] that plays `rules` (every key but those absent, None, which TOML cannot write)."""
+    return {key: value for key, value in rules.to_dict().items() if value is not None}
 
 
 def rules_as_table(data: Any) -> Any:
@@ -401,9 +417,12 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         return path, raw.strip()  # a bare word: `--set warmstart.teacher=greedy`
 
 
-def load_config(path: str | None = None, overrides: list[str] = ()) -> Config:
-    """The checked Config of a TOML file (None: every default) with `section.key=value` overrides applied."""
+def load_config(path: str | None = None, overrides: list[str] = (), rules: Rules | None = None) -> Config:
+    """The checked Config of a TOML file (None: every default) with `rules` in place of its [rules] (`--rules`),
+    then `section.key=value` overrides applied."""
     data: dict[str, Any] = {} if path is None else rules_as_table(read_toml(path))
+    if rules is not None:
+        data["rules"] = rules_table(rules)
     for text in overrides:
         (section, key), value = parse_override(text)
         if not isinstance(data.setdefault(section, {}), dict):

@@ -24,10 +24,12 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 from tqdm import tqdm
 
+from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_env.support.messages import printable_message
 from hollywood_gin_trainer import trainstate
 from hollywood_gin_trainer.config import Config, load_config, to_toml
+from hollywood_gin_trainer.opponents import check_agents
 from hollywood_gin_trainer.options import PROG, parse_args
 from hollywood_gin_trainer.ppo import log_evaluation, log_update
 from hollywood_gin_trainer.run import TrainingRun, resolve_device
@@ -104,6 +106,7 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
             "--config": args.config,
             "--set": args.set,
             "--seed": args.seed,
+            "--rules": args.rules,
             "--run-dir": args.run_dir,
             "--overwrite": args.overwrite,
         }
@@ -120,7 +123,8 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
         config, _ = trainstate.read_config(last)
         return last.parent, config, last
     seed_override = [f"train.seed={args.seed}"] if args.seed is not None else []
-    config = load_config(args.config, args.set + seed_override)
+    rules = Rules.from_strings(args.rules) if args.rules else None
+    config = load_config(args.config, args.set + seed_override, rules)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = Path(args.config).stem if args.config else "default"
     return Path(args.run_dir or f"runs/{name}-seed{config.train.seed}-{stamp}"), config, None
@@ -157,9 +161,18 @@ def log_warm_start(writer: SummaryWriter, epochs: int):
     return log
 
 
+def plan_train(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
+    """`plan_run`, and for a new run every agent its config names built once, their rules checked against the
+    config's (hollywood_gin_trainer/opponents.py's `check_agents`)."""
+    run_dir, config, resume = plan_run(args)
+    if resume is None:
+        check_agents(config)
+    return run_dir, config, resume
+
+
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """The program (module docstring) as `prog` (how the user typed it); returns the exit status."""
-    return run_program(parse_args(argv, prog), plan_run)
+    return run_program(parse_args(argv, prog), plan_train)
 
 
 def run_program(

@@ -22,8 +22,9 @@ Train a best response against a frozen TARGET agent: PPO through the same loop, 
     hollywood-gin exploit --resume runs/br-greedy       # continue an exploit run
 
 Every evaluation is duplicate-deal matches against the target (eval.matches, Wilson 95% intervals) on deals no
-training match is dealt. The run directory is train's, plus exploit.png: the win rate against the target over
-wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
+training match is dealt. The run plays the rules the target was trained under (a checkpoint records them) unless
+--rules, or the config, names others. The run directory is train's, plus exploit.png: the win rate against the
+target over wall time, its interval shaded; a table of every evaluation is printed at the end (docs/EVALUATION.md,
 "Exploitability").
 """
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser
 
 #: How the program is typed where no caller says (the console command; `python train.py` passes its own).
@@ -78,9 +80,14 @@ def parse_exploit_args(argv: list[str] | None = None, prog: str = EXPLOIT_PROG) 
 
 
 def finish_args(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str) -> argparse.Namespace:
-    """The parsed command line, with the command as typed (`prog`) kept for the errors and "resume with" lines."""
+    """The parsed command line, with the command as typed (`prog`) kept for the errors and "resume with" lines; the
+    `--import` modules imported (before the run is planned, so the agents and networks they define are known)."""
     args = parser.parse_args(argv)
     args.prog = prog
+    try:
+        import_modules(args.imports)
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 
@@ -98,7 +105,23 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECTION.KEY=VALUE",
         help="override a config field, e.g. --set train.lr=1e-4 (repeatable)",
     )
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        default=None,
+        metavar="PRESET|KEY=VALUE",
+        help="the rules to play, in place of the config's [rules]: a preset's name first (hollywood, eaai, openspiel, "
+        "classic), then keys that change it, e.g. --rules eaai knock_limit=5 (docs/RULES.md)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module first (your agents' or networks' code; repeatable)",
+    )
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument(

@@ -1,11 +1,12 @@
-"""The opponent pool: the learner itself, frozen past snapshots, the heuristics as fixed anchors, and a target.
+"""The opponent pool: the learner itself, frozen past snapshots, and frozen agents, each drawn with its weight.
 
-Each new match draws its opponent, an `Opponent`: SELF (the current policy in both seats, both seats train), a
-SNAPSHOT, EXPERT, GREEDY or the TARGET (`selfplay.target`: any agent load_agent builds, loaded once and never
-trained; hollywood-gin exploit's only opponent), with the configured weights (a snapshot draw falls back to SELF while
-the pool is empty).
-The numbering is the one everything uses: the draw, the privileged view's one-hot (privileged.py), the arena's saved
-matches. A snapshot is a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest
+Each new match draws its opponent from `selfplay.opponents` (opponents.py's `Lineup`: the map's entries in order are
+the codes everything uses: the draw, the privileged view's one-hot, the arena's saved matches): "self" (the current
+policy in both seats, both seats train), "snapshots" (a frozen past snapshot: a "snapshots" draw plays "self" while
+the pool is empty) or an agent any spec names (`expert`, `greedy`, `bot`, `checkpoint:PATH`, ...: loaded once, here,
+and never trained). The pool also holds the evaluation opponents (`eval.opponents`), loaded once too, apart from the
+training ones (an evaluation reseeds its agents; the training opponents' streams stay the training's).
+A snapshot is a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest
 `pool_size` in slots 0..pool_size-1, and a match against one also records its slot. Which snapshot: prioritised
 fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is the learner's win rate against it in
 training matches (a snapshot never played counts w = 0.5), so the snapshots that still beat the learner are met
@@ -15,64 +16,61 @@ most. Frozen opponents sample from their policy (they are not trained on), on th
 from __future__ import annotations
 
 import hashlib
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from hollywood_gin_env.agents import load_agent
-from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.loading import policy_file
 from hollywood_gin_env.agents.lookahead_planes import network_inputs
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.policy import build_policy
 from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
-from hollywood_gin_trainer.config import SelfPlayConfig
+from hollywood_gin_trainer.config import Config
+from hollywood_gin_trainer.opponents import Lineup, entry_seed, load_opponent
 
 PRIORITY_FLOOR = 0.05
 NO_SLOT = -1  # the slot of a match whose opponent is not a snapshot
 
 
-class Opponent(IntEnum):
-    """Who a match's learner plays; the order of `[selfplay]`'s weights and of the privileged view's one-hot."""
-
-    SELF = 0
-    SNAPSHOT = 1
-    EXPERT = 2
-    GREEDY = 3
-    TARGET = 4
-
-
-HEURISTICS = (Opponent.GREEDY, Opponent.EXPERT)  # played by the agents of their names
-
-
 class OpponentPool:
-    """The snapshots and the heuristics the learner's matches are drawn against (module docstring)."""
+    """The snapshots and the frozen agents the learner's matches are drawn against, and the evaluation opponents
+    (module docstring)."""
 
     def __init__(
         self,
-        config: SelfPlayConfig,
+        config: Config,
         policy_config: dict[str, Any],
         device: torch.device,
         num_threads: int | None,
         seed: int | None = None,
+        allow_import: bool = True,
     ) -> None:
-        """`seed` resets the target (an agent that draws, `random` or a sampling checkpoint, is then reproducible)."""
-        self.config = config
+        """`seed` seeds each frozen opponent's own stream (an agent that draws, `random` or a sampling checkpoint, is
+        then reproducible); `allow_import=False` for a config read from a training state (opponents.py)."""
+        self.config = config.selfplay
+        self.lineup = Lineup.of(config.selfplay.opponents)
         self.policy_config = policy_config  # checked once, by the run
         self.device = device
-        self.threads = kernel_threads(num_threads)  # the heuristics' and the snapshots' lookahead kernels
+        self.allow_import = allow_import  # what a Ray worker's own pool is told too
+        self.threads = kernel_threads(num_threads)  # the frozen agents' and the snapshots' lookahead kernels
         count = self.threads.num_threads
-        self.heuristics = {kind: load_agent(kind.name.lower(), num_threads=count) for kind in HEURISTICS}
-        self.target = load_target(config.target, seed, count) if config.target else None
-        self.target_digest = target_digest(config.target)  # a resumed run checks it plays the same target
+        self.agents = {
+            code: load_opponent("selfplay.opponents", spec, entry_seed(seed, code), count, allow_import)
+            for code, spec in self.lineup.agents()
+        }
+        self.digests = {spec: digest for _, spec in self.lineup.agents() if (digest := file_digest(spec))}
+        labels = config.eval_labels()
+        self.evaluators = {
+            label: load_opponent("eval.opponents", spec, None, count, allow_import)
+            for label, spec in zip(labels, config.eval.opponents, strict=True)
+        }
         self.snapshots: list[nn.Module] = []
         self.updates: list[int] = []  # the update each slot's snapshot was taken at
-        self.wins = np.zeros(config.pool_size)  # learner wins and matches against each slot
-        self.played = np.zeros(config.pool_size)
+        self.wins = np.zeros(self.config.pool_size)  # learner wins and matches against each slot
+        self.played = np.zeros(self.config.pool_size)
         self.next_slot = 0
 
     def add(self, policy: nn.Module, update: int) -> None:
@@ -114,15 +112,13 @@ class OpponentPool:
         return frozen.to(self.device).eval().requires_grad_(False)
 
     def draw(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """(Opponent kinds, snapshot slots or NO_SLOT) for `count` new matches."""
-        c = self.config
-        weights = [c.self_weight, c.snapshot_weight, c.expert_weight, c.greedy_weight, c.target_weight]
-        weights = np.array(weights, dtype=np.float64)  # a trailing 0 leaves the draws of the first four as they were
-        kinds = rng.choice(len(Opponent), size=count, p=weights / weights.sum()).astype(np.int64)
+        """(Opponent codes, snapshot slots or NO_SLOT) for `count` new matches."""
+        lineup = self.lineup
+        kinds = rng.choice(lineup.size, size=count, p=lineup.probabilities()).astype(np.int64)
         slots = np.full(count, NO_SLOT, dtype=np.int64)
-        snapshot_rows = kinds == Opponent.SNAPSHOT
+        snapshot_rows = lineup.is_snapshot(kinds)
         if not self.snapshots:
-            kinds[snapshot_rows] = Opponent.SELF
+            kinds[snapshot_rows] = lineup.self_code
         elif snapshot_rows.any():
             slots[snapshot_rows] = rng.choice(len(self.snapshots), size=int(snapshot_rows.sum()), p=self.priorities())
         return kinds, slots
@@ -147,17 +143,17 @@ class OpponentPool:
     def act(
         self, kinds: np.ndarray, slots: np.ndarray, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator
     ) -> np.ndarray:
-        """The frozen opponents' actions for rows whose opponents are kinds[i] (slots[i] for a snapshot): the
-        heuristics' and the target's, then each snapshot's in slot order, sampled from its masked policy with
+        """The frozen opponents' actions for rows whose opponents are codes kinds[i] (slots[i] for a snapshot): each
+        frozen agent's in code order, then each snapshot's in slot order, sampled from its masked policy with
         `generator`."""
         actions = np.zeros(len(kinds), dtype=np.int64)
-        agents = {**self.heuristics, Opponent.TARGET: self.target} if self.target else self.heuristics
-        for kind, agent in agents.items():
-            rows = np.flatnonzero(kinds == kind)
+        for code, agent in self.agents.items():
+            rows = np.flatnonzero(kinds == code)
             if rows.size:
                 actions[rows] = agent.act(obs[rows], masks[rows])
-        for slot in np.unique(slots[kinds == Opponent.SNAPSHOT]):
-            rows = np.flatnonzero((kinds == Opponent.SNAPSHOT) & (slots == slot))
+        against = self.lineup.is_snapshot(kinds)
+        for slot in np.unique(slots[against]):
+            rows = np.flatnonzero(against & (slots == slot))
             snapshot = self.snapshots[slot]
             with torch.no_grad():
                 inputs = network_inputs(obs[rows], snapshot.lookahead_features, self.threads)
@@ -167,20 +163,10 @@ class OpponentPool:
         return actions
 
 
-def load_target(text: str, seed: int | None, num_threads: int) -> AgentProtocol:
-    """The target agent of `selfplay.target` (a spec or NAME=SPEC), frozen: a policy's weights never need a gradient."""
-    _, spec = parse_agent_arg(text)
-    agent = load_agent(spec, seed=seed, num_threads=num_threads)
-    policy = getattr(agent, "policy", None)
-    if isinstance(policy, nn.Module):
-        policy.eval().requires_grad_(False)
-    return agent
-
-
-def target_digest(text: str) -> str | None:
-    """SHA-256 of the file a policy target (`bot`, `checkpoint:PATH`) is read from; None for a heuristic or none."""
-    _, spec = parse_agent_arg(text) if text else (None, "")
-    path = policy_file(spec)
+def file_digest(text: str) -> str | None:
+    """SHA-256 of the file a policy spec (`bot`, `checkpoint:PATH`, NAME=SPEC of one) is read from; None for any
+    other spec."""
+    path = policy_file(parse_agent_arg(text)[1])
     if path is None:
         return None
     digest = hashlib.sha256()

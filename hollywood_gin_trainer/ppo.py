@@ -1,12 +1,13 @@
 """One PPO update of the trainer, top to bottom (CleanRL's ppo.py, for two-player self-play).
 
-Read in order: the config (`Config`, config.py: its defaults are the shipped recipe), the network (`ActorCritic`),
-the setup (`make_learner`: the initial weights, seeded without touching the process's random streams, and Adam),
-then one update (`update`):
+Read in order: the config (`Config`, config.py: its defaults are the shipped recipe), what the update asks of the
+matches it plays (`Matches`: one rollout as a batch, its figures; `RolloutMatches`: what the rollout loop plays step
+by step), the network (`ActorCritic`), the setup (`make_learner`: the initial weights, seeded without touching the
+process's random streams, and Adam), then one update (`update`):
 
 1. the schedule: the annealed learning rate and entropy coefficient;
-2. the rollout (`collect`): `ppo.rollout_steps` steps of every match of the arena (arena.py: the matches, who sits
-   where, the opponent pool of pool.py, the privileged view of privileged.py). Each step, the learner's rows are
+2. the rollout (`play_rollout`): `ppo.rollout_steps` steps of every match of the arena (arena.py: the matches, who
+   sits where, the opponent pool of pool.py, the privileged view of privileged.py). Each step, the learner's rows are
    sampled from its masked policy, the frozen opponents' rows from theirs, the env steps every match, and each
    reward is credited to the decision it belongs to, which may be an earlier one (`credit_rows`);
 3. per-player GAE (`per_player_gae`): along each player's own decisions of a match, bootstrapped where the rollout
@@ -17,16 +18,16 @@ then one update (`update`):
    hands/, selfplay/, time/).
 
 What wraps it: run.py's `TrainingRun` (the run's state: create, resume, save, snapshots, evaluations), main.py (the
-program: the run directory, the evaluation schedule, Ctrl-C), workers.py (the same `collect` on Ray actors) and
-warmstart.py (the same `collect` with a teacher playing every seat). Everything here runs on the device of the model
-and the batch; the engine and the kernels (support/jit.py's one numba setting) run on the CPU.
+program: the run directory, the evaluation schedule, Ctrl-C), workers.py (the same `rollout_batch` on Ray actors)
+and warmstart.py (the same `play_rollout` with a teacher playing every seat). Everything here runs on the device of
+the model and the batch; the engine and the kernels (support/jit.py's one numba setting) run on the CPU.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -43,13 +44,92 @@ from hollywood_gin_trainer.privileged import privileged_view_size
 if TYPE_CHECKING:
     from hollywood_gin_env.agents.base import AgentProtocol
     from hollywood_gin_env.engine.threads import KernelThreads
+    from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
+    from hollywood_gin_trainer.forward import RolloutForward
+    from hollywood_gin_trainer.pool import OpponentPool
 
-#: arena.py's Arena (or workers.py's RemoteArena), which imports this module (so named here, not imported).
-Matches = Any
 CRITICS = ("player", "privileged")
 PRIVILEGED_CRITIC_WIDTH = 256  # the privileged value head's hidden layers: it combines the two inputs, not adds them
 #: Fewest matches a thread's slice of the credit and GAE kernels gets: a few nanoseconds a row each.
 ROLLOUT_GRAIN = 256
+
+# ------------------------------------------------------------------------------------------------ the matches
+
+
+@runtime_checkable
+class RolloutMatches(Protocol):
+    """What the rollout loop (`play_rollout`, `bootstrap`) plays, step by step: the matches of this process and who
+    sits where (arena.py's `Arena`)."""
+
+    num_envs: int
+    device: torch.device
+    threads: KernelThreads
+    generator: torch.Generator | None
+    rollout: Rollout
+    obs: dict[str, np.ndarray]
+    players: np.ndarray
+    forward: RolloutForward
+    forward_s: float
+
+    @property
+    def next_step(self) -> int:
+        """The env step the next `step` makes (the rollout's rows are counted from it)."""
+
+    def clear_stats(self) -> None:
+        """Start counting hands and matches afresh."""
+
+    def learner_to_act(self) -> np.ndarray:
+        """bool[N]: the matches where the learner is to act."""
+
+    def inputs(self, observations: np.ndarray) -> np.ndarray:
+        """The policy network's input rows of observation rows."""
+
+    def privileged(self, seats: np.ndarray) -> np.ndarray:
+        """The privileged view (privileged.py) of seats[i] in each match."""
+
+    def observe(self, seats: np.ndarray) -> dict[str, np.ndarray]:
+        """The env's observations of seats[i] in each match."""
+
+    def opponents_act(self, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, actions: np.ndarray) -> None:
+        """Write the frozen opponents' actions into `actions` where `rows` is set."""
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Step every match: (rewards[N, 2], terminations[N], decision_step[N, 2])."""
+
+
+@runtime_checkable
+class Matches(Protocol):
+    """What an update (`update`) and the run (run.py) play: the run's matches, in this process (arena.py's `Arena`)
+    or on Ray workers (workers.py's `RemoteArena`)."""
+
+    remote: bool
+    pool: OpponentPool
+    forward_s: float
+
+    def rollout_batch(self, model: ActorCritic) -> Batch:
+        """One rollout of every match against the pool, its credit and GAE, as the learner's batch."""
+
+    def hand_summary(self) -> dict[str, float]:
+        """The rates of the last rollout's hands, their number and matches."""
+
+    def reset(self, seed: int) -> None:
+        """Fresh matches dealt from `seed`, and a fresh draw of opponents and seats."""
+
+    def snapshot(self, policy: nn.Module, update: int) -> None:
+        """Freeze the policy into the pool as update `update`'s snapshot."""
+
+    def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
+        """Evaluation chunks with the model's greedy policy in seat A; the records in the jobs' order."""
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """(arrays, plain data): everything needed to continue these matches exactly."""
+
+    def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any]) -> None:
+        """Continue from what `state` returned; ValueError naming what does not fit."""
+
+    def close(self) -> None:
+        """Stop what runs the matches, if anything."""
+
 
 # ------------------------------------------------------------------------------------------------ the network
 
@@ -58,7 +138,11 @@ class ActorCritic(nn.Module):
     """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
     (`critic="player"`), or a small MLP that also reads the privileged view (`critic="privileged"`, privileged.py)."""
 
-    def __init__(self, policy_config: dict[str, Any], critic: str = "player", stock_cards: int = 1) -> None:
+    def __init__(
+        self, policy_config: dict[str, Any], critic: str = "player", stock_cards: int = 1, opponents: int = 1
+    ) -> None:
+        """`stock_cards` and `opponents` (the "who" columns: selfplay.opponents' entries) size a privileged critic's
+        view (privileged.py)."""
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
@@ -69,7 +153,7 @@ class ActorCritic(nn.Module):
         if critic == "privileged":  # two hidden layers: with many stock cards in view the head plays the hand forward
             width = PRIVILEGED_CRITIC_WIDTH
             self.value_head = nn.Sequential(
-                nn.Linear(size + privileged_view_size(stock_cards), width),
+                nn.Linear(size + privileged_view_size(stock_cards, opponents), width),
                 nn.ReLU(),
                 nn.Linear(width, width),
                 nn.ReLU(),
@@ -102,12 +186,17 @@ def make_learner(config: Config, device: torch.device) -> tuple[ActorCritic, tor
     """The actor-critic a run of this checked config trains, on `device`, and its Adam. The initial weights come
     from `train.seed` in a forked torch stream: built on the CPU (the same weights on every device), and the
     process's own random state is left as it was."""
-    m = config.model
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.train.seed)
-        model = ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards)
+        model = actor_critic(config)
     model.to(device)
     return model, torch.optim.Adam(model.parameters(), lr=config.train.lr, eps=1e-5)
+
+
+def actor_critic(config: Config) -> ActorCritic:
+    """The actor-critic of a checked config (weights from torch's current random state)."""
+    m = config.model
+    return ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards, len(config.selfplay.opponents))
 
 
 def schedule(config: Config, optimizer: torch.optim.Optimizer, update: int) -> tuple[float, float]:
@@ -127,11 +216,11 @@ class Rollout:
     """The buffers of one rollout, T steps x N matches: row (t, i) is the decision made at step t in match i, kept
     when the learner (or a teacher) made it (`valid`); a frozen opponent's decisions are not kept."""
 
-    def __init__(self, steps: int, num_envs: int, input_size: int, stock_cards: int) -> None:
+    def __init__(self, steps: int, num_envs: int, input_size: int, stock_cards: int, opponents: int) -> None:
         shape = (steps, num_envs)
         self.steps, self.num_envs, self.first_step = steps, num_envs, 0
         self.obs = np.zeros((*shape, input_size), dtype=np.float32)  # the network's inputs
-        self.privileged = np.zeros((*shape, privileged_view_size(stock_cards)), dtype=np.float32)
+        self.privileged = np.zeros((*shape, privileged_view_size(stock_cards, opponents)), dtype=np.float32)
         self.masks = np.zeros((*shape, NUM_ACTIONS), dtype=np.bool_)
         self.actions = np.zeros(shape, dtype=np.int64)
         self.logprobs = np.zeros(shape, dtype=np.float32)
@@ -143,12 +232,13 @@ class Rollout:
         self.bootstrap = np.zeros((num_envs, 2), dtype=np.float32)  # V of each seat's view at the rollout's end
 
 
-def collect(arena: Matches, model: ActorCritic | None, teacher: AgentProtocol | None = None) -> Rollout:
-    """Play `arena.rollout.steps` steps of every match: the learner's rows (or, given a `teacher` that plays every
-    seat, the teacher's) with their rewards credited; `arena.forward_s` is the time in the learner's forward passes."""
+def play_rollout(arena: RolloutMatches, model: ActorCritic | None, teacher: AgentProtocol | None = None) -> Rollout:
+    """Play `arena.rollout.steps` steps of every match into the arena's rollout buffers: the learner's rows (or,
+    given a `teacher` that plays every seat, the teacher's) with their rewards credited; `arena.forward_s` is the
+    time in the learner's forward passes."""
     storage, device = arena.rollout, arena.device
     storage.rewards[:], storage.dones[:], storage.valid[:] = 0.0, False, False
-    storage.first_step = arena.env.next_step
+    storage.first_step = arena.next_step
     arena.clear_stats()
     arena.forward_s = 0.0
     for t in range(storage.steps):
@@ -180,13 +270,13 @@ def collect(arena: Matches, model: ActorCritic | None, teacher: AgentProtocol | 
     return storage
 
 
-def bootstrap(arena: Matches, model: ActorCritic) -> np.ndarray:
+def bootstrap(arena: RolloutMatches, model: ActorCritic) -> np.ndarray:
     """V of each seat's view at the rollout's end (for the chains the rollout cuts)."""
     values = np.zeros((arena.num_envs, 2), dtype=np.float32)
     with torch.no_grad():
         for p in (0, 1):
             seat = np.full(arena.num_envs, p)
-            view = arena.inputs(arena.env.observe(seat)["observation"])
+            view = arena.inputs(arena.observe(seat)["observation"])
             values[:, p] = model.value(_on(view, arena.device), _on(arena.privileged(seat), arena.device)).cpu()
     return values
 
@@ -268,9 +358,9 @@ def per_player_gae(rewards, values, valid, players, dones, bootstrap, gamma, lam
             has_next[i, p] = True
 
 
-def rollout_batch(arena: Matches, model: ActorCritic, config: PPOConfig) -> Batch:
+def rollout_batch(arena: RolloutMatches, model: ActorCritic, config: PPOConfig) -> Batch:
     """One rollout of the arena's matches and its GAE, as the learner's batch on the arena's device."""
-    storage = collect(arena, model)
+    storage = play_rollout(arena, model)
     gae = advantages(storage, config.gamma, config.gae_lambda, arena.threads)
     return Batch.from_rollout(storage, gae, arena.device)
 
@@ -433,8 +523,9 @@ def update(
     credit and GAE, the epochs. Returns its figures by TensorBoard tag (`log_update` logs them)."""
     lr, ent_coef = schedule(config, optimizer, number)
     started = time.perf_counter()
-    # the rollout, its credit and GAE: here, or the same on Ray workers (workers.py), concatenated in worker order
-    batch = arena.collect(model) if arena.remote else rollout_batch(arena, model, config.ppo)
+    # the rollout, its credit and GAE (`rollout_batch`): here, or the same on Ray workers (workers.py), concatenated
+    # in worker order
+    batch = arena.rollout_batch(model)
     collected = time.perf_counter()
     losses = ppo_epochs(model, optimizer, batch, config.ppo, ent_coef, generator)
     done = time.perf_counter()

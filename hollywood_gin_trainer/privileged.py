@@ -1,6 +1,6 @@
 """What a privileged critic sees beyond the player's observation, read from the engine: the opponent's hand and
-deadwood, who the opponent is, the score of `expert` playing the hand's deal out against itself, and the next stock
-cards in order.
+deadwood, who the opponent is (one column per entry of `selfplay.opponents`, so each opponent of the mix is told
+apart), the score of `expert` playing the hand's deal out against itself, and the next stock cards in order.
 
 Training only (`model.critic = "privileged"`): the value head is a baseline for PPO's advantages, never used to act,
 so it may read the engine's hidden cards. A baseline that depends on the state but not on the action keeps the policy
@@ -28,6 +28,7 @@ from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
 from hollywood_gin_env.rules.melds import min_deadwood_mask
 from hollywood_gin_env.support.jit import njit
+from hollywood_gin_trainer.config import MAX_OPPONENTS
 
 #: Fewest matches a thread's slice of the privileged view gets (a fraction of a microsecond a row).
 VIEW_GRAIN = 256
@@ -37,17 +38,29 @@ PLAYOUT_GRAIN = 1
 MAX_PLAYOUT_DECISIONS = 400
 
 OPPONENT_HAND, OPPONENT_DEADWOOD, OPPONENT_KIND = 0, NUM_CARDS, NUM_CARDS + 1
-OPPONENT_KINDS = 4  # one-hot of pool.py's `Opponent`: self-play, a snapshot, expert, greedy (the target: all 0)
-DEAL_PLAYOUT = OPPONENT_KIND + OPPONENT_KINDS  # the player's score / 100 in expert's play-out of the deal (0: none)
-STOCK = DEAL_PLAYOUT + 1  # then one one-hot of 52 per stock card, the top card first
+# then one column per entry of selfplay.opponents (opponents.py's codes: who the opponent is), the player's score / 100
+# in expert's play-out of the deal (0: none), then one one-hot of 52 per stock card, the top card first
 MAX_STOCK_CARDS = NUM_CARDS - 21  # the stock after the deal (R3): 31 cards
 
 
-def privileged_view_size(stock_cards: int) -> int:
-    """Columns of a privileged view that shows the next `stock_cards` stock cards."""
+def deal_playout_column(opponents: int) -> int:
+    """The column of the deal's play-out score in a view of `opponents` "who" columns."""
+    return OPPONENT_KIND + opponents
+
+
+def stock_column(opponents: int) -> int:
+    """The first column of the stock cards' one-hots in a view of `opponents` "who" columns."""
+    return deal_playout_column(opponents) + 1
+
+
+def privileged_view_size(stock_cards: int, opponents: int) -> int:
+    """Columns of a privileged view that shows the next `stock_cards` stock cards and says which of `opponents`
+    entries (selfplay.opponents') the opponent is."""
     if not 1 <= stock_cards <= MAX_STOCK_CARDS:
         raise ValueError(f"stock_cards={stock_cards!r}: must lie in 1..{MAX_STOCK_CARDS}")
-    return STOCK + stock_cards * NUM_CARDS
+    if not 1 <= opponents <= MAX_OPPONENTS:
+        raise ValueError(f"opponents={opponents!r}: must lie in 1..{MAX_OPPONENTS} (selfplay.opponents' entries)")
+    return stock_column(opponents) + stock_cards * NUM_CARDS
 
 
 @njit
@@ -59,10 +72,13 @@ def privileged_view_kernel(
     deck: np.ndarray,
     match: np.ndarray,
     stock_cards: int,
+    opponents: int,
     out: np.ndarray,
 ) -> None:
-    """out[i] = the privileged view of players[i] in match i (module docstring); kinds[i] in 0..4 is the opponent's
-    kind (4, the target, sets no column), deal[i] seat 0's score in the play-out of the deal."""
+    """out[i] = the privileged view of players[i] in match i (module docstring); kinds[i] is the opponent's code,
+    0..opponents-1 its column (a self-play match where "self" has no entry, -1, sets none), deal[i] seat 0's score in
+    the play-out of the deal."""
+    playout, stock = OPPONENT_KIND + opponents, OPPONENT_KIND + opponents + 1
     for i in range(players.shape[0]):
         out[i, :] = 0.0
         opponent = hands[i, 1 - players[i]]
@@ -70,13 +86,13 @@ def privileged_view_kernel(
             if (opponent >> c) & 1:
                 out[i, OPPONENT_HAND + c] = 1.0
         out[i, OPPONENT_DEADWOOD] = min_deadwood_mask(opponent) / 100.0
-        if kinds[i] < OPPONENT_KINDS:  # the target has no column: a run that plays it plays little else
+        if 0 <= kinds[i] < opponents:
             out[i, OPPONENT_KIND + kinds[i]] = 1.0
-        out[i, DEAL_PLAYOUT] = (deal[i] if players[i] == 0 else -deal[i]) / 100.0
+        out[i, playout] = (deal[i] if players[i] == 0 else -deal[i]) / 100.0
         position = match[i, col.M_STOCK_POS]
         for k in range(stock_cards):
             if 0 <= position + k < NUM_CARDS:
-                out[i, STOCK + k * NUM_CARDS + deck[i, position + k]] = 1.0
+                out[i, stock + k * NUM_CARDS + deck[i, position + k]] = 1.0
 
 
 def privileged_view(
@@ -85,13 +101,14 @@ def privileged_view(
     kinds: np.ndarray,
     deal: np.ndarray,
     stock_cards: int,
+    opponents: int,
     threads: KernelThreads | None = None,
 ) -> np.ndarray:
-    """float32[N, privileged_view_size(stock_cards)]: the privileged view of players[i] in each match of `engine`,
-    whose opponent is kinds[i] (pool.py's `Opponent`: 0 self-play, 1 a snapshot, 2 expert, 3 greedy, 4 the
-    target) and whose deal's play-out gave seat 0 deal[i] points; over slices of the matches on `threads`
-    (default: the process's shared threads), the same for every count."""
-    out = np.empty((players.shape[0], privileged_view_size(stock_cards)), dtype=np.float32)
+    """float32[N, privileged_view_size(stock_cards, opponents)]: the privileged view of players[i] in each match of
+    `engine`, whose opponent is code kinds[i] (opponents.py's: an entry of selfplay.opponents, of `opponents`, or -1)
+    and whose deal's play-out gave seat 0 deal[i] points; over slices of the matches on `threads` (default: the
+    process's shared threads), the same for every count."""
+    out = np.empty((players.shape[0], privileged_view_size(stock_cards, opponents)), dtype=np.float32)
     players = np.ascontiguousarray(players, dtype=np.int64)
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
     deal = np.ascontiguousarray(deal, dtype=np.float64)
@@ -100,7 +117,15 @@ def privileged_view(
 
     def work(lo: int, hi: int) -> None:
         privileged_view_kernel(
-            players[lo:hi], kinds[lo:hi], deal[lo:hi], hands[lo:hi], deck[lo:hi], match[lo:hi], stock_cards, out[lo:hi]
+            players[lo:hi],
+            kinds[lo:hi],
+            deal[lo:hi],
+            hands[lo:hi],
+            deck[lo:hi],
+            match[lo:hi],
+            stock_cards,
+            opponents,
+            out[lo:hi],
         )
 
     (kernel_threads() if threads is None else threads).run(out.shape[0], work, VIEW_GRAIN)

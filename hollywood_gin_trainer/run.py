@@ -38,7 +38,7 @@ from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config, TrainConfig
 from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
-from hollywood_gin_trainer.ppo import make_learner, update
+from hollywood_gin_trainer.ppo import Matches, make_learner, update
 from hollywood_gin_trainer.privileged import privileged_view_size
 from hollywood_gin_trainer.trainstate import Progress
 from hollywood_gin_trainer.warmstart import clone, collect_teacher
@@ -85,7 +85,10 @@ class TrainingRun:
         device: torch.device | str = "cpu",
         commit: str = "unknown",
         ray_address: str | None = None,
+        allow_import: bool = True,
     ) -> None:
+        """A run of a checked config (`create` and `resume` make one); `allow_import=False` where the config was read
+        from a training state: the agents it names load as a file's (hollywood_gin_trainer/opponents.py)."""
         if ray_address and config.train.workers == 1:
             raise ValueError(
                 f"--ray-address {ray_address}: train.workers is 1 (every match in this process); "
@@ -99,9 +102,10 @@ class TrainingRun:
         self.model, self.optimizer = make_learner(config, self.device)
         self.policy_config = self.model.policy_config  # checked once, by the model
         if config.train.compile:  # fails here, not after the warm start, where torch.compile cannot work
-            privileged = privileged_view_size(config.model.critic_stock_cards)
+            privileged = privileged_view_size(config.model.critic_stock_cards, len(config.selfplay.opponents))
             check_compiles(self.model, self.device, config.env.num_envs, privileged)
-        self.pool = OpponentPool(config.selfplay, self.policy_config, self.device, self.env_threads, seed)
+        self.pool = OpponentPool(config, self.policy_config, self.device, self.env_threads, seed, allow_import)
+        self.arena: Matches
         if config.train.workers > 1:  # the matches live on Ray actors (workers.py); only then is Ray imported
             from hollywood_gin_trainer.workers import RemoteArena
 
@@ -137,7 +141,7 @@ class TrainingRun:
         """The run saved in a training-state file, ready to continue exactly; ValueError in one line naming the
         file and the damaged value otherwise."""
         config, metadata = trainstate.read_config(path)
-        run = cls(config, device, commit, ray_address)
+        run = cls(config, device, commit, ray_address, allow_import=False)  # the config is the file's
         try:
             trainstate.load(path, run, metadata)
         except BaseException:
@@ -186,7 +190,7 @@ class TrainingRun:
     def snapshot(self, update: int) -> bool:
         """Freeze the policy into the pool if `update` is a snapshot update (never for a pool nobody draws from);
         True if it did."""
-        if update % self.config.selfplay.snapshot_every or not self.config.selfplay.snapshot_weight:
+        if update % self.config.selfplay.snapshot_every or not self.pool.lineup.draws_snapshots():
             return False
         self.arena.snapshot(self.model.policy, update)
         return True
@@ -194,25 +198,29 @@ class TrainingRun:
     def evaluate(self) -> dict[str, dict[str, Any]]:
         """Duplicate-deal matches of the greedy policy against each eval opponent, on evaluate.py's path: the chunks
         of hollywood_gin_env.evaluation.duplicate (each opponent its own pair), played by the arena (here, or on the
-        rollout workers when train.workers > 1; the same results either way)."""
+        rollout workers when train.workers > 1; the same results either way); the summaries by opponent label."""
         e = self.config.eval
         threads = self.config.train.env_threads if self.arena.remote else self.env_threads  # a worker's: its own
-        rules = self.config.make_rules()
-        pairs = [("learner", name) for name in e.opponents]
-        jobs = [job for pair in pairs for job in pair_jobs(pair, pair, e.matches, e.seed, rules, env_threads=threads)]
+        rules, labels = self.config.make_rules(), self.config.eval_labels()
+        pairs = [(("learner", spec), ("learner", label)) for spec, label in zip(e.opponents, labels, strict=True)]
+        jobs = [
+            job
+            for specs, names in pairs
+            for job in pair_jobs(specs, names, e.matches, e.seed, rules, env_threads=threads)
+        ]
         try:
             played = self.arena.evaluate(self.model, jobs)
         finally:
             self.model.train()
-        records = {name: PairRecord("learner", name) for name in e.opponents}
+        records = {label: PairRecord("learner", label) for label in labels}
         for job, record in zip(jobs, played, strict=True):
-            records[job.specs[1]].merge(record)
-        return {name: summarize_pair(record) for name, record in records.items()}
+            records[job.names[1]].merge(record)
+        return {label: summarize_pair(record) for label, record in records.items()}
 
     def record_evaluation(self, results: dict[str, dict[str, Any]]) -> bool:
         """Add an evaluation's headline figures to the progress history; True if it is the best so far (the lower
         95% bound against the first eval opponent)."""
-        return self.progress.record(results, self.config.eval.opponents[0])
+        return self.progress.record(results, self.config.eval_labels()[0])
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the training state atomically: a policy file (load_agent plays it) with the run's state inside."""

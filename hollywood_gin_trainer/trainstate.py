@@ -10,7 +10,8 @@ EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
              train/arena.engine.<field>, train/arena.<seats...>  the matches (workers.py: train/arena.<k>.*)
              train/rng.generator                the torch Generator's state
     "train"  {"config", "progress", "device", "optimizer": {"param_groups"}, "pool": {"updates", "next_slot"},
-              "arena": {"step"}, "rng": {"numpy"}, "target": the SHA-256 of a policy target's file or null}
+              "arena": {"step", "opponents"}, "rng": {"numpy"},
+              "opponents": {spec: the SHA-256 of its file} for each frozen opponent read from a policy file}
 
 Reading runs no code and allocates only what the run itself holds: the config is read from the header first, the run
 it describes is built, and each tensor must have the dtype and shape of the run's own (support/tensorfile.py). Then
@@ -18,8 +19,9 @@ every value's range is checked before anything is restored, so a damaged file is
 Adam's hyperparameters against the run's (lr within 0..train.lr), its moments finite and within what gradients
 clipped to ppo.max_grad_norm can make, its step counts equal and within the updates done; weights finite and within
 MAX_WEIGHT; the progress counters within the config (update <= train.updates, decisions within what the updates
-could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks; a
-policy target's file the one the run began against (its SHA-256).
+could train on); the pool within selfplay.pool_size and its counts; the matches by the engine's own checks, their
+opponents by spec the config's (selfplay.opponents); each policy file a frozen opponent is read from the one the run
+began against (its SHA-256).
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         "pool": {"updates": list(pool.updates), "next_slot": pool.next_slot},
         "arena": arena_data,
         "rng": {"numpy": run.rng.bit_generator.state},
-        "target": pool.target_digest,
+        "opponents": pool.digests,
     }
     return tensors, data
 
@@ -256,11 +258,22 @@ def check(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, 
     check_optimizer(train.get("optimizer"), found, run, progress)
     if not isinstance(train.get("device"), str):
         raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected a device type such as 'cpu'")
-    if train.get("target") != run.pool.target_digest:  # a run trains against one target, never a changed file
+    check_opponent_files(train.get("opponents"), run.pool.digests)
+
+
+def check_opponent_files(saved: Any, digests: dict[str, str]) -> None:
+    """ValueError naming the opponent unless each frozen opponent read from a policy file is read from the file the
+    run began against (the SHA-256s `saved`): a run trains against the same opponents, never a changed file."""
+    if not isinstance(saved, dict) or set(saved) != set(digests):
         raise ValueError(
-            f"target={reprlib.repr(train.get('target'))}: the run began against a target file of that SHA-256; "
-            f"selfplay.target={run.config.selfplay.target} now has {run.pool.target_digest}"
+            f"opponents={reprlib.repr(saved)}: the run's opponents read from policy files are {sorted(digests)}"
         )
+    for spec, digest in digests.items():
+        if saved[spec] != digest:
+            raise ValueError(
+                f"selfplay.opponents {spec!r}: the run began against a file of SHA-256 {reprlib.repr(saved[spec])}; "
+                f"it now has {digest}"
+            )
 
 
 def _is_weight(name: str) -> bool:

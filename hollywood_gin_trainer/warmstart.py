@@ -18,7 +18,7 @@ from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.masked import masked_log_probs
 from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config
-from hollywood_gin_trainer.ppo import ActorCritic, advantages, collect
+from hollywood_gin_trainer.ppo import ActorCritic, advantages, play_rollout
 
 TEACHER_STEPS = 128  # steps per collection round; long rounds cut fewer return chains
 TEACHER_SEED_OFFSET = 17  # the teacher's matches are dealt from seed * 1_000_003 + 17: apart from PPO's deals
@@ -45,7 +45,7 @@ def collect_teacher(
     data["returns"] = np.empty(w.decisions, dtype=np.float32)
     collected = 0
     while collected < w.decisions:
-        collect(arena, None, teacher)
+        play_rollout(arena, None, teacher)
         returns = advantages(storage, config.ppo.gamma, 1.0, arena.threads)  # values are 0: advantages are returns
         count = min(int(storage.valid.sum()), w.decisions - collected)
         rows = slice(collected, collected + count)

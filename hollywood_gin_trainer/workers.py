@@ -1,10 +1,10 @@
 """Rollout workers on Ray (`train.workers = K > 1`): K actors collect each update's rollout; the learner learns.
 
-`RemoteArena` takes the place of the run's in-process `Arena`, with the same interface (arena.py): the
+`RemoteArena` takes the place of the run's in-process `Arena`, with the same interface (ppo.py's `Matches`): the
 `env.num_envs` matches are split into K contiguous shares (worker k gets `num_envs // K` matches, one more for k <
 `num_envs % K`), and worker k's match j is the run's match `first_k + j`, dealt with seed `train.seed + first_k +
 j`, so the first deals are those of a one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one
-torch thread) holds an `Arena` on the CPU, its own `OpponentPool` (the heuristics and a copy of every snapshot), a
+torch thread) holds an `Arena` on the CPU, its own `OpponentPool` (the frozen agents and a copy of every snapshot), a
 CPU copy of the `ActorCritic` and its own random streams.
 
 Seed rule of worker k (0-based) of matches dealt from seed s (`reset(s)`; the run's is `train.seed`): `sequence =
@@ -13,7 +13,8 @@ numpy.random.SeedSequence([s, k])`; its numpy `Generator` (opponents and seats o
 seeded with `int(sequence.generate_state(1, uint64)[0])`.
 
 Each update (synchronous PPO): the learner puts its weights in Ray's object store once; every worker loads them,
-plays `ppo.rollout_steps` steps with its `Arena`, which computes GAE (bootstrapping with its copy) and returns only
+plays `ppo.rollout_steps` steps with its `Arena` (`rollout_rows`), which computes GAE (bootstrapping with its copy)
+and returns only
 the learner's valid rows (obs, privileged views, masks, actions, log-probabilities, values, advantages, returns), with
 its hand counts and its matches' results against snapshots. The learner concatenates the rows in worker order into
 one `Batch` on its device. The learner's pool is the one record of results against snapshots: it adds every worker's
@@ -41,7 +42,7 @@ from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
 from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config, config_from_dict
 from hollywood_gin_trainer.pool import OpponentPool
-from hollywood_gin_trainer.ppo import ActorCritic, Batch
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, actor_critic
 
 ROWS = tuple(f.name for f in dataclasses.fields(Batch))  # a rollout's rows, as they travel from a worker
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
@@ -69,7 +70,11 @@ def worker_streams(seed: int, index: int) -> tuple[np.random.Generator, torch.Ge
 class RolloutWorker:
     """One worker's matches, opponents, policy copy and streams; a Ray actor in a run, a plain object in tests."""
 
-    def __init__(self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int) -> None:
+    def __init__(
+        self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int, allow_import: bool = True
+    ) -> None:
+        """Worker `index` of the run's config (as plain data), playing matches first_match.. (num_matches of them);
+        `allow_import` as the learner's pool loads its agents (opponents.py)."""
         config = config_from_dict(config_data)
         # this actor's process is this worker's: one torch thread, and one kernel thread unless train.env_threads
         # says otherwise (K actors on all the cores would oversubscribe them)
@@ -77,10 +82,10 @@ class RolloutWorker:
         threads = 1 if config.train.env_threads is None else config.train.env_threads
         set_default_threads(threads)
         self.config, self.index, self.first_match = config, index, first_match
-        m = config.model
-        self.model = ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards)
-        target_seed = config.train.seed + index  # each worker's target draws its own stream (a `random` target)
-        self.pool = OpponentPool(config.selfplay, self.model.policy_config, torch.device("cpu"), threads, target_seed)
+        self.model = actor_critic(config)
+        seed = config.train.seed + index  # each worker's frozen agents draw their own streams (a `random` opponent)
+        cpu = torch.device("cpu")
+        self.pool = OpponentPool(config, self.model.policy_config, cpu, threads, seed, allow_import)
         rng, generator = worker_streams(config.train.seed, index)
         self.arena = Arena(config, self.pool, rng, generator, num_envs=num_matches, num_threads=threads)
 
@@ -90,16 +95,17 @@ class RolloutWorker:
         self.arena.rng, self.arena.generator = worker_streams(seed, self.index)
         self.arena.reset(seed=seed + self.first_match)
 
-    def collect(
+    def rollout_rows(
         self, weights: dict[str, torch.Tensor], wins: np.ndarray, played: np.ndarray, snapshot_update: int | None
     ) -> dict[str, Any]:
-        """One rollout with these weights (first frozen into the pool as `snapshot_update`'s snapshot, if given)."""
+        """One rollout with these weights (first frozen into the pool as `snapshot_update`'s snapshot, if given): the
+        learner's rows as arrays (ROWS), the hand counts, the new results against snapshots, the times."""
         started = time.perf_counter()
         self.model.load_state_dict(weights)
         if snapshot_update is not None:
             self.pool.add(self.model.policy, snapshot_update)
         self.pool.wins[:], self.pool.played[:] = wins, played
-        batch = self.arena.collect(self.model)
+        batch = self.arena.rollout_batch(self.model)
         return {
             **{name: getattr(batch, name).numpy() for name in ROWS},
             "hands": self.arena.stats,
@@ -154,7 +160,7 @@ def _put_weights(model: ActorCritic):
 
 
 class RemoteArena:
-    """The run's matches on K Ray actors; `collect` returns the learner's batch (module docstring)."""
+    """The run's matches on K Ray actors; `rollout_batch` returns the learner's batch (module docstring)."""
 
     remote = True
 
@@ -176,7 +182,7 @@ class RemoteArena:
         actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         data = config.to_dict()
         self.workers = [
-            actor.remote(data, k, first, size)
+            actor.remote(data, k, first, size, pool.allow_import)
             for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))
         ]
         self.stats, self.matches, self.forward_s = HandCounts(), 0, 0.0
@@ -214,13 +220,13 @@ class RemoteArena:
         self.pool.add(policy, update)
         self.snapshot_pending = update
 
-    def collect(self, model: ActorCritic) -> Batch:
+    def rollout_batch(self, model: ActorCritic) -> Batch:
         """Every worker's rollout with the model's weights, concatenated in worker order on the run's device."""
 
         weights = _put_weights(model)
         wins, played = self.pool.wins.copy(), self.pool.played.copy()
-        refs = [w.collect.remote(weights, wins, played, self.snapshot_pending) for w in self.workers]
-        results = self._get(refs, "collect")
+        refs = [w.rollout_rows.remote(weights, wins, played, self.snapshot_pending) for w in self.workers]
+        results = self._get(refs, "rollout")
         self.snapshot_pending = None
         self.stats, self.matches = HandCounts(), 0
         for result in results:

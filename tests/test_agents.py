@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, load_agent
+from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, SimpleAgent, load_agent
 from hollywood_gin_env.agents._features import card_masks
 from hollywood_gin_env.agents.expert import discard_lookaheads, lookahead, lookahead_of, new_scratch
 from hollywood_gin_env.engine import columns as col
@@ -85,7 +85,7 @@ def hand_of(row: np.ndarray) -> int:
     return to_mask(np.flatnonzero(row[HAND : HAND + 52] > 0.5))
 
 
-@pytest.mark.parametrize("spec", ["random", "greedy", "expert"])
+@pytest.mark.parametrize("spec", ["random", "greedy", "expert", "simple"])
 def test_protocol_shapes_dtypes_and_legality(spec, states):
     obs, masks = states
     assert masks.sum(axis=1).min() > 0
@@ -97,7 +97,7 @@ def test_protocol_shapes_dtypes_and_legality(spec, states):
 
 
 @pytest.mark.nojit
-@pytest.mark.parametrize("agent", [RandomAgent(0), GreedyAgent(), ExpertAgent()])
+@pytest.mark.parametrize("agent", [RandomAgent(0), GreedyAgent(), ExpertAgent(), SimpleAgent(0)])
 def test_empty_batch_and_bad_shapes(agent):
     assert agent.act(np.zeros((0, OBS_SIZE), np.float32), np.zeros((0, NUM_ACTIONS), np.int8)).shape == (0,)
     with pytest.raises(ValueError, match="observations must have shape"):
@@ -223,7 +223,8 @@ def test_expert_scores_every_discard_at_once_exactly_as_one_at_a_time():
 
 @pytest.mark.nojit
 def test_load_agent_specs_and_errors():
-    assert [load_agent(s).name for s in ("random", "Greedy", " expert ")] == ["random", "greedy", "expert"]
+    names = ["random", "greedy", "expert", "simple"]
+    assert [load_agent(s).name for s in ("random", "Greedy", " expert ", "SIMPLE")] == names
     agent = GreedyAgent()
     assert load_agent(agent) is agent
     with pytest.raises(ValueError, match="unknown agent spec 'alpha'"):

@@ -44,7 +44,7 @@ def _model_and_rows(count: int, seed: int = 0) -> tuple[ActorCritic, torch.Tenso
     torch.manual_seed(seed)
     model = make_learner(load_config("configs/default.toml", SMALL), torch.device("cpu"))[0].eval()
     obs = torch.rand(count, model.policy.input_size)
-    privileged = torch.rand(count, privileged_view_size(3))
+    privileged = torch.rand(count, privileged_view_size(3, 4))  # the recipe's four opponents
     return model, obs, privileged
 
 

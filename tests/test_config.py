@@ -56,7 +56,8 @@ def test_every_shipped_config_loads_and_writes_back_to_itself(path):
         ("model.hidden_sizes=[]", "model.hidden_sizes=[] is not allowed: list should have at least 1 item"),
         ("model.hidden_sizes=[16,16,16,16,16,16,16,16,16]", "list should have at most 8 items"),
         ("model.hidden_sizes=[8192, 8192]", "parameters; a policy has at most 50,000,000"),
-        ("eval.opponents=['expert', 'nobody']", "eval.opponents[1]='nobody' is not allowed"),
+        ("eval.opponents=['a=expert', 'a=greedy']", "eval.opponents: agents 'expert' and 'greedy' are both labelled"),
+        ("eval.opponents=['']", "eval.opponents[0]='' is not allowed: string should have at least 1 character"),
         ("eval.opponents=[]", "eval.opponents=[] is not allowed: list should have at least 1 item"),
         ("eval.matches=5", "eval.matches=5 must be even"),
         ("eval.matches=100002", "eval.matches=100002 is not allowed: input should be less than or equal to 100000"),
@@ -65,7 +66,15 @@ def test_every_shipped_config_loads_and_writes_back_to_itself(path):
         ("warmstart.decisions=2000001", "warmstart.decisions=2000001 is not allowed: input should be less than"),
         ("warmstart.teacher_weights=[1.0]", "warmstart.teacher_weights=[1.0]: give 9 numbers"),
         ("env.num_envs=8192|ppo.rollout_steps=4096", "decisions per rollout: allowed at most 1,048,576"),
-        ("selfplay.self_weight=1e308|selfplay.snapshot_weight=1e308", "sum to inf; the sum must be finite and above"),
+        ("selfplay.opponents={self=1e308, snapshots=1e308}", "sum to inf; the sum must be finite and above"),
+        ("selfplay.opponents={self=0.0, expert=0}", "selfplay.opponents: the weights sum to 0.0; the sum must be"),
+        ("selfplay.opponents={self=-0.5}", "selfplay.opponents.self=-0.5 is not allowed: input should be greater"),
+        ("selfplay.opponents={}", "selfplay.opponents={} is not allowed: dictionary should have at least 1 item"),
+        ("selfplay.opponents={self='x'}", "selfplay.opponents.self='x' is not allowed: input should be a valid num"),
+        (
+            "selfplay.opponents={" + ", ".join(f"a{k}=expert" for k in range(17)).replace("=expert", "=1") + "}",
+            "dictionary should have at most 16 items",
+        ),
         ("model.critic_playout=true", 'set model.critic="privileged"'),
         ("rules.knock_limit=99", "knock_limit"),
     ],
@@ -77,16 +86,18 @@ def test_a_bad_value_is_one_line_naming_the_key_the_value_and_what_is_allowed(ov
 
 
 def test_every_float_field_refuses_nan():
-    """pydantic's allow_inf_nan=False holds for every float field of every section, nested lists included."""
+    """pydantic's allow_inf_nan=False holds for every float field of every section, nested lists and tables
+    included."""
     fields = [
         (section, key)
         for section, kind in SECTIONS.items()
         for key, info in kind.__pydantic_fields__.items()
         if "float" in str(info.annotation)
     ]
-    assert len(fields) >= 17
+    assert len(fields) >= 15
+    nested = {"teacher_weights": [math.nan] * 9, "opponents": {"self": math.nan}}
     for section, key in fields:
-        value = [math.nan] * 9 if key == "teacher_weights" else math.nan
+        value = nested.get(key, math.nan)
         with pytest.raises(ValueError, match="finite number"):
             config_from_dict({section: {key: value}})
 

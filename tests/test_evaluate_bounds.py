@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from hollywood_gin_env.agents import ExpertAgent
+from hollywood_gin_env.agents.torch_threads import MAX_TORCH_THREADS
 from hollywood_gin_env.evaluation import evaluate
-from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS, Schedule, duplicate_deals
+from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, Schedule, duplicate_deals
 
 
 def usage_error(argv: list[str], capsys) -> str:
@@ -40,8 +41,8 @@ def test_the_library_bounds_match_counts_and_threads_too():
     with pytest.raises(ValueError, match="matches=9223372036854775808 is not allowed"):
         duplicate_deals(2**63, 0, 0, 2)
     with pytest.raises(ValueError, match="threads=100000 is not allowed"):
-        Schedule(threads=100_000)
-    assert Schedule(threads=MAX_TORCH_THREADS).threads == MAX_TORCH_THREADS
+        Schedule(torch_threads=100_000)
+    assert Schedule(torch_threads=MAX_TORCH_THREADS).torch_threads == MAX_TORCH_THREADS
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("case", ["all ones", "twelve cards", "nan"])
-@pytest.mark.parametrize("name", ["greedy", "expert", "random"])
+@pytest.mark.parametrize("name", ["greedy", "expert", "simple", "random"])
 def test_impossible_observations_get_an_answer_or_a_clear_error_at_once(name, case):
     child = subprocess.run([sys.executable, "-c", CHILD, name, case], capture_output=True, text=True, timeout=120)
     assert child.returncode == 0, child.stderr[-2000:]

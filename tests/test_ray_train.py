@@ -21,7 +21,7 @@ import torch
 from hollywood_gin_env.evaluation.evaluate import without_timing
 from hollywood_gin_env.support.tensorfile import read_tensor_header
 from hollywood_gin_trainer.config import load_config
-from hollywood_gin_trainer.pool import Opponent
+from hollywood_gin_trainer.ppo import Matches
 from hollywood_gin_trainer.run import TrainingRun
 from hollywood_gin_trainer.workers import RolloutWorker, WorkerError, shares, worker_streams
 from tests.ray_fixtures import command_line, in_session
@@ -31,7 +31,8 @@ pytestmark = pytest.mark.slow  # Ray sessions and clusters start in 5-20 s each:
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs" / "smoke.toml")
-TWO_WORKERS = ["train.workers=2", "rules.game_target=1", "ppo.rollout_steps=48", "selfplay.snapshot_weight=2.0"]
+SNAPSHOTS_MOST = "selfplay.opponents={self=0.4, snapshots=2.0, expert=0.2, greedy=0.1}"  # snapshots code 1
+TWO_WORKERS = ["train.workers=2", "rules.game_target=1", "ppo.rollout_steps=48", SNAPSHOTS_MOST]
 UPDATES = 4
 
 
@@ -147,9 +148,11 @@ def test_more_workers_than_matches_or_an_address_without_workers_are_refused():
 
 
 def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(ray_local, reference, tmp_path):
-    """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does."""
-    assert reference["pool"] == 2 and (reference["opponents"] == Opponent.SNAPSHOT).any(), "a snapshot was drawn"
+    """A second run equals the reference bit for bit; saved after 2 updates and resumed, it still does. Its arena,
+    the Ray one, is what ppo.py's update plays (`Matches`)."""
+    assert reference["pool"] == 2 and (reference["opponents"] == 1).any(), "a snapshot was drawn"
     run = two_worker_run()
+    assert isinstance(run.arena, Matches)
     train(run, 2)
     assert_equal_weights(weights(run), reference[2])
     run.save(tmp_path / "last.safetensors")
@@ -188,11 +191,11 @@ def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_its
     with pytest.raises(ValueError, match=r"arena.workers: the state of 2 rollout workers"):
         run.arena.load_state({}, {"workers": [{}]})
     run.arena.timeout = 1e-3
-    with pytest.raises(WorkerError, match=r"rollout worker 0 of 2: no answer to collect within 0.001 s \(a stuck"):
+    with pytest.raises(WorkerError, match=r"rollout worker 0 of 2: no answer to rollout within 0.001 s \(a stuck"):
         run.update(2)
     run.arena.timeout = 60.0
     ray.kill(run.arena.workers[1])
-    with pytest.raises(WorkerError, match=r"^rollout worker 1 of 2 died during collect \(\w+\); the run stops$"):
+    with pytest.raises(WorkerError, match=r"^rollout worker 1 of 2 died during rollout \(\w+\); the run stops$"):
         run.update(2)
     run.close()
     state = read_tensor_header(tmp_path / "last.safetensors").metadata["train"]

@@ -30,8 +30,9 @@ def test_the_fingerprint_config_keeps_every_mechanism_of_the_recipe_on():
     config = fingerprint.fingerprint_config(tiny=True)
     assert config.warmstart.teacher == "expert" and config.warmstart.teacher_weights and config.warmstart.decisions
     assert config.model.lookahead_features and config.model.critic == "privileged" and config.model.critic_playout
-    assert config.selfplay.snapshot_weight > 0 and config.selfplay.snapshot_every <= config.train.updates
-    assert config.selfplay.expert_weight > 0 and config.selfplay.greedy_weight > 0
+    mix = config.selfplay.opponents
+    assert mix["snapshots"] > 0 and config.selfplay.snapshot_every <= config.train.updates
+    assert mix["self"] > 0 and mix["expert"] > 0 and mix["greedy"] > 0
     assert config.eval.every <= config.train.updates and config.eval.matches > 0
 
 

@@ -36,6 +36,7 @@ GRAINS = [
     ("hollywood_gin_env.agents.random_agent", "RANDOM_GRAIN"),
     ("hollywood_gin_env.agents.greedy", "GREEDY_GRAIN"),
     ("hollywood_gin_env.agents.expert", "EXPERT_GRAIN"),
+    ("hollywood_gin_env.agents.simple", "SIMPLE_GRAIN"),
     ("hollywood_gin_env.agents.lookahead_planes", "PLANES_GRAIN"),
 ]
 
@@ -311,15 +312,16 @@ def test_vector_env_steps_are_bit_identical_for_1_2_and_3_threads(one_row_slices
 
 
 def test_heuristic_actions_and_lookahead_inputs_are_identical_for_every_thread_count(one_row_slices):
-    """random (seeded), greedy and expert choose the same actions, and the lookahead planes are the same numbers,
-    on 1, 2 and 3 threads, over 200 positions of every phase."""
+    """random and simple (seeded), greedy and expert choose the same actions, and the lookahead planes are the same
+    numbers, on 1, 2 and 3 threads, over 200 positions of every phase."""
     obs, masks = [], []
     for _, observation, mask, *_ in _selfplay_trace(1, steps=20):
         obs.append(observation)
         masks.append(mask)
     obs, masks = np.concatenate(obs), np.concatenate(masks)
     expected = {
-        name: load_agent(name, seed=3, num_threads=1).act(obs, masks) for name in ("random", "greedy", "expert")
+        name: load_agent(name, seed=3, num_threads=1).act(obs, masks)
+        for name in ("random", "greedy", "expert", "simple")
     }
     planes = lookahead_planes(obs, threads.kernel_threads(1))
     for k in COUNTS[1:]:
@@ -396,7 +398,7 @@ def test_rollout_credit_and_gae_are_identical_for_every_thread_count(monkeypatch
     for k in COUNTS:
         rng = np.random.default_rng(0)
         kernels = threads.kernel_threads(k)
-        storage = Rollout(steps, n, 4, 1)
+        storage = Rollout(steps, n, 4, 1, 1)
         storage.first_step = 100
         storage.valid[:] = rng.random((steps, n)) < 0.8
         storage.players[:] = rng.integers(0, 2, (steps, n))
@@ -420,6 +422,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
     from hollywood_gin_env.agents.expert import expert_kernel
     from hollywood_gin_env.agents.greedy import greedy_kernel
     from hollywood_gin_env.agents.lookahead_planes import lookahead_kernel
+    from hollywood_gin_env.agents.simple import simple_kernel
     from hollywood_gin_env.engine.kernels import new_match_kernel, step_kernel
     from hollywood_gin_env.engine.observation import encode_kernel
     from hollywood_gin_env.envs.batch import credit, random_opponent_turns
@@ -430,7 +433,7 @@ def test_every_kernel_the_threads_run_releases_the_gil():
         pytest.skip("plain Python under NUMBA_DISABLE_JIT=1: nothing is compiled")
     kernels = [step_kernel, new_match_kernel, encode_kernel, credit, random_opponent_turns, greedy_kernel]
     kernels += [expert_kernel, lookahead_kernel, expert_playout_kernel, credit_rows, per_player_gae]
-    kernels += [privileged_view_kernel]
+    kernels += [privileged_view_kernel, simple_kernel]
     assert [k.__name__ for k in kernels if not k.targetoptions.get("nogil")] == []
 
 

@@ -53,7 +53,7 @@ def _random_rollout(steps=80, num_envs=6, seed=0, learner_seat=None):
     """Play a real SelfPlayVectorEnv with greedy; keep the raw per-step rewards and infos for the reference."""
     env = SelfPlayVectorEnv(num_envs, reward="hand", episode="hand")
     obs, infos = env.reset(seed=seed)
-    storage = Rollout(steps, num_envs, obs["observation"].shape[1], 1)
+    storage = Rollout(steps, num_envs, obs["observation"].shape[1], 1, 1)
     rng = np.random.default_rng(seed)
     greedy = load_agent("greedy")
     raw = []
@@ -135,12 +135,12 @@ def test_arena_episode_decides_where_returns_stop(episode):
     """env.episode = "hand" ends each return chain at its hand's score; "match" runs it on through later hands."""
 
     from hollywood_gin_trainer.arena import Arena
-    from hollywood_gin_trainer.ppo import collect
+    from hollywood_gin_trainer.ppo import play_rollout
 
     config = load_config("configs/smoke.toml", ["env.num_envs=4", f"env.episode='{episode}'"])
     arena = Arena(config, None, np.random.default_rng(0), steps=400)
     arena.reset(seed=5)
-    storage = collect(arena, None, teacher=load_agent("greedy"))
+    storage = play_rollout(arena, None, teacher=load_agent("greedy"))
     scored = storage.rewards != 0  # with reward "hand", points arrive only when a hand is scored
     assert scored.sum() > 8
     if episode == "hand":
@@ -169,18 +169,21 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
 
 
 def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the_next_stock_cards():
+    """Each row holds the opponent's cards and deadwood, one "who" column per entry of selfplay.opponents with the
+    opponent's set (none for a self-play match whose "self" has no entry, code -1), the deal's play-out score from
+    the player's side and the next stock cards in order."""
     from hollywood_gin_env.engine import columns as col
     from hollywood_gin_env.rules.cards import from_mask
     from hollywood_gin_env.rules.melds import min_deadwood_mask
-    from hollywood_gin_trainer.pool import Opponent
+    from hollywood_gin_trainer.opponents import SELF_UNLISTED
     from hollywood_gin_trainer.privileged import (
-        DEAL_PLAYOUT,
         OPPONENT_DEADWOOD,
         OPPONENT_HAND,
         OPPONENT_KIND,
-        STOCK,
+        deal_playout_column,
         privileged_view,
         privileged_view_size,
+        stock_column,
     )
 
     env = SelfPlayVectorEnv(6, episode="hand")
@@ -191,20 +194,22 @@ def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the
         env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
     s = env.engine.state
     players = env.current_player
-    kinds = np.array([Opponent.SELF, Opponent.EXPERT, Opponent.GREEDY, Opponent.SNAPSHOT, Opponent.SNAPSHOT, 0])
-    assert kinds.tolist() == [0, 2, 3, 1, 1, 0]  # the privileged view's one-hot: self, snapshot, expert, greedy
+    kinds = np.array([0, 2, 4, 1, SELF_UNLISTED, 0])
     deal = rng.normal(0, 20, size=6)
-    for stock_cards in (1, 5, 31):
-        view = privileged_view(env.engine, players, kinds, deal, stock_cards)
-        assert view.shape == (6, privileged_view_size(stock_cards))
+    for stock_cards, opponents in ((1, 5), (5, 6), (31, 5)):
+        view = privileged_view(env.engine, players, kinds, deal, stock_cards, opponents)
+        assert view.shape == (6, privileged_view_size(stock_cards, opponents))
+        playout, stock = deal_playout_column(opponents), stock_column(opponents)
+        assert playout == OPPONENT_KIND + opponents and view.shape[1] == stock + 52 * stock_cards
         for i, p in enumerate(players):
             opponent = int(s.hands[i, 1 - p])
             assert sorted(np.flatnonzero(view[i, OPPONENT_HAND:OPPONENT_DEADWOOD])) == from_mask(opponent)
             assert view[i, OPPONENT_DEADWOOD] == pytest.approx(min_deadwood_mask(opponent) / 100.0)
-            assert np.flatnonzero(view[i, OPPONENT_KIND:DEAL_PLAYOUT]).tolist() == [kinds[i]]
-            assert view[i, DEAL_PLAYOUT] == pytest.approx((deal[i] if p == 0 else -deal[i]) / 100.0, rel=1e-6)
+            who = [kinds[i]] if kinds[i] >= 0 else []
+            assert np.flatnonzero(view[i, OPPONENT_KIND:playout]).tolist() == who
+            assert view[i, playout] == pytest.approx((deal[i] if p == 0 else -deal[i]) / 100.0, rel=1e-6)
             position = s.match[i, col.M_STOCK_POS]
-            shown = view[i, STOCK:].reshape(stock_cards, 52)
+            shown = view[i, stock:].reshape(stock_cards, 52)
             for k in range(stock_cards):  # slot k: the stock's k-th card from the top, none past its end
                 expected = [s.deck[i, position + k]] if position + k < 52 else []
                 assert np.flatnonzero(shown[k]).tolist() == expected
@@ -212,7 +217,9 @@ def test_the_privileged_view_is_the_opponents_hand_its_deadwood_its_kind_and_the
             own = env.observe(players)["observation"][i, hand_offset : hand_offset + 52]
             assert not view[i, OPPONENT_HAND:OPPONENT_DEADWOOD] @ own  # the opponent's cards, not the player's
     with pytest.raises(ValueError, match="stock_cards=32"):
-        privileged_view_size(32)
+        privileged_view_size(32, 4)
+    with pytest.raises(ValueError, match="opponents=17"):
+        privileged_view_size(1, 17)
 
 
 def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
@@ -254,9 +261,10 @@ def test_only_a_privileged_critic_reads_the_privileged_view_and_the_policy_never
     config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
     torch.manual_seed(0)
     obs = torch.rand(8, OBS_SIZE)
-    size = privileged_view_size(4)
+    size = privileged_view_size(4, 3)
     views = torch.zeros(8, size), torch.rand(8, size)
-    privileged_model, player_model = ActorCritic(config, "privileged", stock_cards=4), ActorCritic(config, "player")
+    privileged_model = ActorCritic(config, "privileged", stock_cards=4, opponents=3)
+    player_model = ActorCritic(config, "player")
     (logits_a, values_a), (logits_b, values_b) = (privileged_model(obs, v) for v in views)
     assert torch.equal(logits_a, logits_b) and not torch.allclose(values_a, values_b)
     assert torch.equal(player_model(obs, views[0])[1], player_model(obs, views[1])[1])

@@ -49,6 +49,8 @@ def listing(folder) -> dict[str, int]:
         (("--stop-after", "-1"), "--stop-after -1: give a number of updates of at least 0 (0: stop after the warm"),
         (("--resume", "RUN", "--stop-after", "0"), "--stop-after 0: give a number of updates of at least 1 with"),
         (("--resume", "RUN", "--seed", "3"), "--resume continues a run with its saved config and directory; drop"),
+        (("--resume", "RUN", "--rules", "eaai"), "--resume continues a run with its saved config and directory; drop"),
+        (("--rules", "eaai", "bogus=1"), "unknown"),
         (("--run-dir", "FILE"), "is not a directory (a file stands at that path)"),
         (("--config", "DIR"), "is a directory, not a regular file"),
     ],

@@ -22,7 +22,6 @@ from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_env.evaluation.evaluate import duplicate_deals, play_pair, summarize_pair  # noqa: E402
 from hollywood_gin_env.rules.actions import NUM_ACTIONS  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
-from hollywood_gin_trainer.pool import Opponent  # noqa: E402
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, ppo_epochs, ppo_loss, rollout_batch  # noqa: E402
 from hollywood_gin_trainer.privileged import privileged_view_size  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun, resolve_device  # noqa: E402
@@ -100,7 +99,7 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(critic, lookahead):
     batch_size = 16
     assert model.policy.input_size == OBS_SIZE + (LOOKAHEAD_SIZE if lookahead else 0)
     obs = torch.empty(batch_size, model.policy.input_size, device="meta")
-    privileged = torch.empty(batch_size, privileged_view_size(1), device="meta")
+    privileged = torch.empty(batch_size, privileged_view_size(1, 1), device="meta")
     logits, values = model(obs, privileged)
     assert logits.device.type == values.device.type == "meta"
     assert logits.shape == (batch_size, NUM_ACTIONS) and values.shape == (batch_size,)
@@ -178,7 +177,7 @@ def _tensors(values) -> list[torch.Tensor]:
 def test_no_tensor_of_the_rollout_or_the_loss_is_made_on_the_wrong_device():
     """With a GPU, every tensor the loop makes must be on the run's device: checked here by `DeviceDiscipline`
     (CUDA's rule on a simulated device), over a rollout against every kind of opponent, the batch and the loss."""
-    run = _run("selfplay.snapshot_weight=0.4", "selfplay.expert_weight=0.2", "selfplay.greedy_weight=0.2")
+    run = _run("selfplay.opponents={self=0.2, snapshots=0.4, expert=0.2, greedy=0.2}")
     run.start()
     run.pool.add(run.model.policy, 0)  # a snapshot opponent too
     parameters = [*run.model.parameters(), *(p for s in run.pool.snapshots for p in s.parameters())]
@@ -186,7 +185,7 @@ def test_no_tensor_of_the_rollout_or_the_loss_is_made_on_the_wrong_device():
     with mode:
         batch = rollout_batch(run.arena, run.model, run.config.ppo)
         _, stats = ppo_loss(run.model, batch, torch.arange(len(batch), device=run.device), run.config.ppo, 0.01)
-    assert (run.arena.kind != Opponent.SELF).any() and len(batch) > 0
+    assert (run.arena.kind != run.arena.lineup.self_code).any() and len(batch) > 0
     assert not mode.problems, sorted(set(mode.problems))
     # the check does catch a tensor left on the host
     with DeviceDiscipline(parameters) as strict:
@@ -352,8 +351,11 @@ DAMAGES = {  # name: (damage(tensors, train), what the message names)
     "pool next_slot": (lambda t, m: _set(m["pool"], "next_slot", 99), "pool.next_slot=99"),
     "pool wins above played": (lambda t, m: t["train/pool.wins"].fill(5.0), "pool.wins: more wins than matches"),
     "engine pile index": (lambda t, m: t["train/arena.engine.pile"].fill(10**6), "engine state field 'pile'"),
-    "arena opponent": (lambda t, m: t["train/arena.kind"].fill(9), "arena.kind: values must be finite and lie in 0..4"),
-    "arena target": (lambda t, m: t["train/arena.kind"].fill(4), "arena.kind: a match against the target (4) in a run"),
+    "arena opponent": (lambda t, m: t["train/arena.kind"].fill(4), "arena.kind: values must be finite and lie in 0..3"),
+    "arena opponents": (
+        lambda t, m: _set(m["arena"], "opponents", ["self", "random"]),
+        "arena.opponents=['self', 'random']: the matches were drawn against other opponents",
+    ),
     "arena deal NaN": (lambda t, m: t["train/arena.deal"].fill(np.nan), "arena.deal: values must be finite"),
     "numpy stream": (lambda t, m: _set(m["rng"], "numpy", {"bit_generator": "PCG64"}), "rng.numpy: not the state"),
     "a tensor missing": (lambda t, m: t.pop("train/pool.wins"), "tensors missing 'train/pool.wins'"),

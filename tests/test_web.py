@@ -68,6 +68,7 @@ KEYS = {
     "winner",
     "net",
     "rules",
+    "summary",
     "knock_limit",
     "game_target",
     "num_games",

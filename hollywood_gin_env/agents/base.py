@@ -12,7 +12,8 @@ from hollywood_gin_env.rules.actions import NUM_ACTIONS
 
 @runtime_checkable
 class AgentProtocol(Protocol):
-    """Anything with a batched `act` and a `name` can play (evaluate.py, the envs, play.py)."""
+    """Anything with a batched `act` and a `name` can play (evaluate.py, the envs, play.py); it may also have
+    `reset(seed)` and `rules` (the rules it was trained under, agents/provenance.py)."""
 
     name: str
 
@@ -31,6 +32,7 @@ class Agent:
     """
 
     name = "agent"
+    rules = None  # the rules it was trained under (a Rules); None: no preference (agents/provenance.py)
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """int64[B] legal actions for float32[B, OBS_SIZE] observations and int8[B, 107] masks."""

@@ -26,6 +26,8 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.policy import PolicyAgent, build_policy, check_policy_config, expected_shapes
+from hollywood_gin_env.agents.provenance import recorded_rules
+from hollywood_gin_env.agents.torch_threads import check_torch_threads
 from hollywood_gin_env.support.tensorfile import (
     NotSafetensorsError,
     Spec,
@@ -99,10 +101,23 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[nn.Module, dict[str, Any]]
 
 
 def load_checkpoint_agent(
-    path: str | os.PathLike, seed: int | None = None, num_threads: int | None = None, name: str | None = None
+    path: str | os.PathLike,
+    seed: int | None = None,
+    num_threads: int | None = None,
+    name: str | None = None,
+    torch_threads: int | None = None,
 ) -> PolicyAgent:
     """The agent of a checkpoint file (named `name`, default "checkpoint:PATH"), its CPU kernels on `num_threads`
-    threads."""
+    threads, torch on `torch_threads` (default: agents/torch_threads.py's), its `rules` those the file records."""
     policy, config = load_checkpoint(path)
+    rules = recorded_rules(read_checkpoint_metadata(path), shown(path))
     name = f"checkpoint:{path}" if name is None else name
-    return PolicyAgent(policy, config["deterministic"], name=name, seed=seed, num_threads=num_threads)
+    return PolicyAgent(
+        policy,
+        config["deterministic"],
+        name=name,
+        seed=seed,
+        num_threads=num_threads,
+        rules=rules,
+        torch_threads=check_torch_threads(torch_threads),
+    )

@@ -1,69 +1,236 @@
-"""`load_agent(spec)`: the agent a spec names: "random", "greedy", "expert", "bot" or "checkpoint:PATH".
+"""`load_agent(spec)`: the agent a spec names, in the one grammar every front end reads (evaluate and its Ray workers,
+play, the envs' `opponent=`, the trainer's opponents).
 
-"bot" is the shipped bot, the checkpoint the package carries as data
-(hollywood_gin_env/data/hollywood-ppo.safetensors), found with `importlib.resources`, so it plays wherever the
-package is installed, whatever the working directory.
+    random, greedy, expert     the heuristics (HEURISTICS; names are trimmed and case-blind)
+    bot, bot-eaai              the shipped bots (SHIPPED_BOTS: checkpoints the package carries as data)
+    checkpoint:PATH            a policy checkpoint file
+    module:attr                a class or factory of the user's (attr may be dotted), called with the keyword arguments
+                               it accepts among seed, num_threads and rules; it returns an object with
+                               act(observations, action_masks) and a name
+    NAME                       a name an installed package registers in the entry-point group "hollywood_gin.agents"
+                               (NAME = "module:attr"); a built-in name wins over an entry point of the same name
+    NAME=SPEC                  SPEC, named NAME (the label a report shows; `parse_agent_arg`)
+
+The shipped bots are found with `importlib.resources`, so they play wherever the package is installed, whatever the
+working directory. Code is imported only because the user named it: a `module:attr` spec read from a file (a saved
+match, a training state) is loaded with `allow_import=False`, which resolves it only if its module is imported
+already (the user's own code imported it, or `--import MODULE` did: hollywood_gin_env.support.imports); a name an
+installed package registers resolves from a file too (installing the package was the user's act). Every
+failure of the user's code, at import or when called, is one line naming the spec.
 """
 
 from __future__ import annotations
 
+import inspect
+import re
+import sys
 from importlib.resources import as_file, files
 from pathlib import Path
+from typing import Any
 
 from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
+from hollywood_gin_env.agents.simple import SimpleAgent
+from hollywood_gin_env.agents.torch_threads import check_torch_threads
 from hollywood_gin_env.engine.threads import check_num_threads
+from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.imports import MODULE_NAME, first_line, import_user_module
 from hollywood_gin_env.support.messages import install_hint
 from hollywood_gin_env.support.streams import check_seed
 
-HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
+#: The heuristics by name: each a class taking `num_threads=`, reseeded by `reset(seed)`.
+HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "simple": SimpleAgent}
 CHECKPOINT_PREFIX = "checkpoint:"
 BOT_NAME = "bot"
 BOT_FILE = "hollywood-ppo.safetensors"
+#: The shipped bots by name: their checkpoint files in hollywood_gin_env/data (bot-eaai: trained under the eaai rules).
+SHIPPED_BOTS = {BOT_NAME: BOT_FILE, "bot-eaai": "eaai-ppo.safetensors"}
+#: The entry-point group in which installed packages register agents by name ("name = module:attr").
+ENTRY_POINT_GROUP = "hollywood_gin.agents"
+#: The keyword arguments a `module:attr` class or factory is given, those of them it accepts.
+FACTORY_KEYWORDS = ("seed", "num_threads", "rules")
+#: A name given as NAME=SPEC: two of them and " vs " fit a report's tables in 120 columns.
+MAX_NAME = 24
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def bot_path() -> Path:
-    """The shipped bot's checkpoint file, package data (a file on disk in every ordinary install)."""
-    return Path(str(files("hollywood_gin_env") / "data" / BOT_FILE))
+def bot_path(name: str = BOT_NAME) -> Path:
+    """A shipped bot's checkpoint file, package data (a file on disk in every ordinary install; it may be absent
+    from an install that does not ship that bot)."""
+    return Path(str(files("hollywood_gin_env") / "data" / SHIPPED_BOTS[name]))
 
 
 def policy_file(spec: str) -> Path | None:
-    """The file a policy spec reads: the shipped bot's for "bot", PATH for "checkpoint:PATH"; None otherwise."""
+    """The file a policy spec reads: a shipped bot's for its name, PATH for "checkpoint:PATH"; None otherwise."""
     key = spec.strip()
-    if key.lower() == BOT_NAME:
-        return bot_path()
+    if key.lower() in SHIPPED_BOTS:
+        return bot_path(key.lower())
     path = key[len(CHECKPOINT_PREFIX) :] if key.lower().startswith(CHECKPOINT_PREFIX) else ""
     return Path(path) if path else None
 
 
-def load_agent(spec: str | AgentProtocol, seed: int | None = None, num_threads: int | None = None) -> AgentProtocol:
-    """The agent a spec names: "random", "greedy", "expert", "bot" (the shipped bot) or "checkpoint:PATH" (an agent
-    passes through); the heuristics and a checkpoint's lookahead inputs run on `num_threads` kernel threads (default:
-    the CPUs this process may use). ValueError naming the specs allowed."""
+def parse_agent_arg(text: str) -> tuple[str | None, str]:
+    """One agent argument: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A checkpoint's path comes after
+    a colon and may hold a "=" (checkpoint:runs/lr=3e-4/policy.pt), so text whose first "=" follows a ":" is a plain
+    spec."""
+    name, sep, spec = text.partition("=")
+    if not sep or ":" in name:
+        return None, text
+    return name, spec
+
+
+def check_name(name: str) -> str:
+    """The name of a NAME=SPEC, or a ValueError naming it and what a name may hold."""
+    if not isinstance(name, str) or len(name) > MAX_NAME or not _NAME.fullmatch(name):
+        raise ValueError(
+            f"agent name {name!r}: use 1 to {MAX_NAME} letters, digits, '_', '.', '+' or '-', starting with a "
+            "letter or a digit"
+        )
+    return name
+
+
+def builtin_names() -> list[str]:
+    """The agents known by name without an installed package: the heuristics and the shipped bots."""
+    return [*HEURISTICS, *SHIPPED_BOTS]
+
+
+def entry_point_agents() -> dict[str, str]:
+    """The agents installed packages register (ENTRY_POINT_GROUP): name -> "module:attr"."""
+    from importlib.metadata import entry_points  # only when a spec is no built-in: it scans every installed package
+
+    return {point.name: point.value for point in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_agent(
+    spec: str | AgentProtocol,
+    seed: int | None = None,
+    num_threads: int | None = None,
+    torch_threads: int | None = None,
+    allow_import: bool = True,
+    rules: Rules | None = None,
+) -> AgentProtocol:
+    """The agent a spec names (module docstring; an agent passes through). Its kernels run on `num_threads` threads
+    (default: the CPUs this process may use), and a policy acts on `torch_threads` torch threads (default: the
+    programs' choice, agents/torch_threads.py). `allow_import=False` (a spec read from a file) resolves `module:attr`
+    only if its module is imported already. `rules`, when the caller knows them, go to a factory that accepts them.
+    ValueError in one line naming the spec and the specs allowed."""
     if seed is not None:
         check_seed(seed)
-    check_num_threads(num_threads)
+    num_threads = check_num_threads(num_threads)
+    torch_threads = check_torch_threads(torch_threads)
     if not isinstance(spec, str):
         if isinstance(spec, AgentProtocol):
             return spec
         raise ValueError(f"agent spec {spec!r} is neither a string nor an agent with act() and name")
-    key = spec.strip()
-    if key.lower() in HEURISTICS:
-        agent = HEURISTICS[key.lower()](num_threads=num_threads)
-        agent.reset(seed)
+    label, key = parse_agent_arg(spec.strip())
+    options = {"seed": seed, "num_threads": num_threads, "torch_threads": torch_threads, "rules": rules}
+    agent = _named_agent(key.strip(), options, allow_import)
+    if label is not None:
+        _rename(agent, check_name(label), spec)
+    return agent
+
+
+def _named_agent(key: str, options: dict[str, Any], allow_import: bool) -> AgentProtocol:
+    """The agent of a spec without a label (the rows of the module docstring's table, in order)."""
+    lower = key.lower()
+    if lower in HEURISTICS:
+        agent = HEURISTICS[lower](num_threads=options["num_threads"])
+        agent.reset(options["seed"])
         return agent
-    is_bot = key.lower() == BOT_NAME
-    if is_bot or key.lower().startswith(CHECKPOINT_PREFIX):
-        try:
-            from hollywood_gin_env.agents.checkpoint import load_checkpoint_agent  # imports torch
-        except ImportError as error:
-            raise ValueError(
-                f"agent {key!r} needs torch, which is not installed ({error}): {install_hint('torch')}"
-            ) from None
-        if is_bot:  # as_file: a real file even from a zipped install (a temporary copy, for the load only)
-            with as_file(files("hollywood_gin_env") / "data" / BOT_FILE) as path:
-                return load_checkpoint_agent(path, seed=seed, num_threads=num_threads, name=BOT_NAME)
-        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], seed=seed, num_threads=num_threads)
-    raise ValueError(f"unknown agent spec {spec!r}: use one of {', '.join(HEURISTICS)}, {BOT_NAME} or checkpoint:PATH")
+    if lower in SHIPPED_BOTS or lower.startswith(CHECKPOINT_PREFIX):
+        return _policy_agent(key, options)
+    if _is_reference(key):
+        return _referenced_agent(key, key, options, allow_import)
+    registered = entry_point_agents()
+    if key in registered:  # an installed package's: installing it was the user's act, as a built-in's
+        return _referenced_agent(key, registered[key], options, allow_import=True)
+    extra = f", {', '.join(sorted(registered))} (installed packages')" if registered else ""
+    raise ValueError(
+        f"unknown agent spec {key!r}: use one of {', '.join(builtin_names())}{extra}, checkpoint:PATH or "
+        "module:attr (a class or factory of yours)"
+    )
+
+
+def _policy_agent(key: str, options: dict[str, Any]) -> AgentProtocol:
+    """A shipped bot or a checkpoint file's agent (imports torch)."""
+    try:
+        from hollywood_gin_env.agents.checkpoint import load_checkpoint_agent  # imports torch
+    except ImportError as error:
+        hint = install_hint("torch")
+        raise ValueError(f"agent {key!r} needs torch, which is not installed ({error}): {hint}") from None
+    kwargs = {name: options[name] for name in ("seed", "num_threads", "torch_threads")}
+    name = key.lower()
+    if name not in SHIPPED_BOTS:
+        return load_checkpoint_agent(key[len(CHECKPOINT_PREFIX) :], **kwargs)
+    data = files("hollywood_gin_env") / "data" / SHIPPED_BOTS[name]
+    if not data.is_file():
+        raise ValueError(
+            f"agent {name!r} is not shipped in this install: hollywood_gin_env/data/{SHIPPED_BOTS[name]} is missing"
+        )
+    with as_file(data) as path:  # a real file even from a zipped install (a temporary copy, for the load only)
+        return load_checkpoint_agent(path, name=name, **kwargs)
+
+
+def _is_reference(key: str) -> bool:
+    """True for text of the form module:attr (dotted Python names on both sides of one colon)."""
+    module, sep, attr = key.partition(":")
+    return bool(sep) and MODULE_NAME.fullmatch(module) is not None and _ATTR.fullmatch(attr) is not None
+
+
+def _referenced_agent(spec: str, reference: str, options: dict[str, Any], allow_import: bool) -> AgentProtocol:
+    """The agent a `module:attr` reference makes (`spec` names it in errors): the attribute called with the keywords
+    it accepts among FACTORY_KEYWORDS, checked to be an agent."""
+    module_name, _, attr = reference.partition(":")
+    if allow_import:
+        module = import_user_module(module_name, f"agent {spec!r}")
+    elif module_name in sys.modules:
+        module = sys.modules[module_name]
+    else:
+        raise ValueError(
+            f"agent {spec!r} (read from a file) names the module {module_name!r}, which is not imported: code is "
+            f"imported only when you name it: pass --import {module_name} (or import it in your own code) to use it"
+        )
+    target: Any = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ValueError(f"agent {spec!r}: the module {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ValueError(f"agent {spec!r}: {attr!r} is a {type(target).__name__}, not a class or a factory")
+    given = {"seed": options["seed"], "num_threads": options["num_threads"], "rules": options["rules"]}
+    kwargs = _accepted(target, {name: value for name, value in given.items() if value is not None})
+    try:
+        agent = target(**kwargs)
+    except Exception as error:  # the user's code: its failure in one line, naming the spec
+        raise ValueError(f"agent {spec!r} failed when called: {first_line(error)}") from None
+    if not callable(getattr(agent, "act", None)) or not isinstance(getattr(agent, "name", None), str):
+        raise ValueError(
+            f"agent {spec!r} made {type(agent).__name__!r}, not an agent: an agent has act(observations, "
+            "action_masks) and a name (a str)"
+        )
+    if options["seed"] is not None and "seed" not in kwargs and callable(getattr(agent, "reset", None)):
+        agent.reset(options["seed"])
+    return agent
+
+
+def _accepted(target: Any, keywords: dict[str, Any]) -> dict[str, Any]:
+    """The keywords a callable accepts (all of them if it takes **kwargs; none if its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return keywords
+    names = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {name: value for name, value in keywords.items() if name in names}
+
+
+def _rename(agent: AgentProtocol, name: str, spec: str) -> None:
+    """Give the agent of a NAME=SPEC its name; ValueError if the agent's name cannot be set."""
+    try:
+        agent.name = name
+    except AttributeError:
+        raise ValueError(f"agent {spec!r}: its agent's name cannot be set; use the spec without NAME=") from None

@@ -36,10 +36,12 @@ from hollywood_gin_env.agents.lookahead_planes import (
     network_inputs,
 )
 from hollywood_gin_env.agents.masked import masked_probs, sample_masked
+from hollywood_gin_env.agents.torch_threads import check_torch_threads, torch_threads_for
 from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, TAKE_EFFECT_SIZE
 from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE, NUM_ACTIONS
 from hollywood_gin_env.rules.cards import NUM_CARDS
+from hollywood_gin_env.rules.options import Rules
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("cards",)
@@ -251,7 +253,8 @@ def expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
 
 class PolicyAgent(Agent):
     """A neural policy behind the batched protocol: masked argmax, or masked sampling (agents/masked.py), on the
-    device the policy's weights are on (observations cross once per call)."""
+    device the policy's weights are on (observations cross once per call). `rules`: the rules it was trained under
+    (None: not recorded). It acts on `torch_threads` torch threads (None: as the process has them)."""
 
     def __init__(
         self,
@@ -260,9 +263,13 @@ class PolicyAgent(Agent):
         name: str = "policy",
         seed: int | None = None,
         num_threads: int | None = None,
+        rules: Rules | None = None,
+        torch_threads: int | None = None,
     ):
         self.policy = policy.eval()
         self.threads = kernel_threads(num_threads)  # the lookahead inputs' (`network_inputs`)
+        self.rules = rules
+        self.torch_threads = None if torch_threads is None else check_torch_threads(torch_threads)
         self.deterministic = deterministic
         self.name = name
         self.device = next(policy.parameters()).device
@@ -277,7 +284,7 @@ class PolicyAgent(Agent):
             self._generator.manual_seed(int(seed))
 
     def _act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads_for(self.torch_threads):
             obs = torch.from_numpy(self._inputs(observations)).to(self.device)
             masks = torch.from_numpy(action_masks).to(self.device)
             actions, _ = sample_masked(self.policy(obs), masks, self._generator, self.deterministic)
@@ -286,7 +293,7 @@ class PolicyAgent(Agent):
     def probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """float32[B, 107]: the policy's masked softmax (what it samples from; 0 on illegal actions)."""
         obs_rows, mask_rows = as_batch(observations, action_masks)
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads_for(self.torch_threads):
             logits = self.policy(torch.from_numpy(self._inputs(obs_rows)).to(self.device))
             return masked_probs(logits, torch.from_numpy(mask_rows).to(self.device)).cpu().numpy()
 

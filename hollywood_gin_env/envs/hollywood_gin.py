@@ -79,16 +79,19 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     import gymnasium as gym
     import hollywood_gin_env
     env = gym.make("HollywoodGin-v1", opponent="random", rules=hollywood_gin_env.Rules(),
-                   reward="hand", episode="match", learner_seat=None, illegal_action="end", render_mode=None)
+                   reward="hand", episode="match", learner_seat=None, illegal_action="end", render_mode=None,
+                   torch_threads=None)
     ```
-    - `opponent`: "random" (built in, drawing from the env's seeded streams), a name that
-      `hollywood_gin_env.agents.load_agent` knows ("greedy", "expert", "bot", "checkpoint:PATH"), an object
-      with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
-      `reset(seed)`, if it has one, by every seeded reset), or such a callable.
-    - `rules`: a `hollywood_gin_env.Rules`. `reward`: "hand", "game", "match" or "chance". `episode`: "match" or
-      "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`: "end" or "raise"
-      (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()` returns
-      the match as text: both hands, pile, sheet), "human" (printed after every reset and step) or
+    - `opponent`: "random" (built in, drawing from the env's seeded streams), a spec that
+      `hollywood_gin_env.agents.load_agent` reads ("greedy", "expert", "bot", "checkpoint:PATH", "module:attr", ...),
+      an object with `act(observations, action_masks) -> actions` (batched numpy; reseeded through its
+      `reset(seed)`, if it has one, by every seeded reset), or such a callable. An opponent given by spec acts on
+      `torch_threads` torch threads (default: the programs' choice, one).
+    - `rules`: a `hollywood_gin_env.Rules`; None (the default): the rules the opponent was trained under if it
+      records them (a checkpoint's), else `Rules()`; rules given always win. `reward`: "hand", "game", "match" or
+      "chance". `episode`: "match" or "hand". `learner_seat`: None (random each match), 0 or 1. `illegal_action`:
+      "end" or "raise" (ValueError naming the legal actions, state unchanged). `render_mode`: "ansi" (`render()`
+      returns the match as text: both hands, pile, sheet), "human" (printed after every reset and step) or
       "rgb_array" (`render()` returns the match as a picture, uint8[540, 960, 3], for video recorders).
 
     Reset: `reset(seed=k)` is deterministic (the engine seed k and an env stream derived from k);
@@ -112,10 +115,13 @@ class HollywoodGinEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         learner_seat: int | None = None,
         illegal_action: str = "end",
         render_mode: str | None = None,
+        torch_threads: int | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi', 'human', 'rgb_array' or None")
-        self._matches = LearnerMatches(1, rules, opponent, reward, episode, learner_seat, illegal_action)
+        self._matches = LearnerMatches(
+            1, rules, opponent, reward, episode, learner_seat, illegal_action, torch_threads=torch_threads
+        )
         self.rules = self._matches.rules
         self.observation_space = observation_space()
         self.action_space = spaces.Discrete(NUM_ACTIONS)

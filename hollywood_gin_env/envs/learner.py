@@ -25,6 +25,7 @@ from gymnasium.error import ResetNeeded
 from hollywood_gin_env.engine.batched import Engine, check_deck, overflow_ok, step_rows
 from hollywood_gin_env.engine.kernels import step_kernel
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel, encode_rows
+from hollywood_gin_env.engine.threads import check_num_threads
 from hollywood_gin_env.envs import batch
 from hollywood_gin_env.envs.opponents import opponent_name, resolve_opponent
 from hollywood_gin_env.envs.spaces import worst_reward
@@ -40,7 +41,9 @@ class LearnerMatches:
     """N matches from the learner's seats; `step` plays the opponent until the learner acts again.
 
     `num_threads` (default: every CPU this process may use but one, at least one) runs the kernels over slices of
-    the matches, and an opponent given by name gets as many; the results are the same for every count.
+    the matches, and an opponent given by name gets as many; the results are the same for every count. An opponent
+    given by name acts on `torch_threads` torch threads (default: the programs' choice). `rules` (default: the rules
+    the opponent was trained under, else the defaults) are the matches' rules.
     """
 
     def __init__(
@@ -53,15 +56,18 @@ class LearnerMatches:
         learner_seat: int | None = None,
         illegal_action: str = "end",
         num_threads: int | None = None,
+        torch_threads: int | None = None,
     ) -> None:
         check_choice("reward", reward, batch.REWARD_MODES)
         check_choice("episode", episode, batch.EPISODE_MODES)
         check_choice("learner_seat", learner_seat, (None, 0, 1))
         check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
+        self.opponent, self._reseed_opponent, rules = resolve_opponent(
+            opponent, check_num_threads(num_threads), torch_threads, rules
+        )
         self.engine = Engine(num_matches, rules, num_threads)
         self.rules = self.engine.rules
         self.num_matches = n = num_matches
-        self.opponent, self._reseed_opponent = resolve_opponent(opponent, self.engine.threads.num_threads)
         # One match or one kernel thread: every kernel runs on the whole arrays in this thread, so the step calls
         # them directly, without the per-call slicing decision of the *_rows functions (a single env's step is
         # about 17 µs, and those decisions cost it about a tenth)

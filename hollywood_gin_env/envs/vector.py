@@ -44,7 +44,8 @@ class HollywoodGinVectorEnv(VectorEnv):
     `num_threads` (default: every CPU this process may use but one, at least one; 1..1024) runs the
     engine, the encoder and an opponent given by name over slices of the matches on that many threads of
     this process (hollywood_gin_env/engine/threads.py). Each match keeps its own random streams, so every thread
-    count gives the same observations, rewards and actions.
+    count gives the same observations, rewards and actions. An opponent given by spec acts on `torch_threads`
+    torch threads (default: the programs' choice, one).
 
     ## Information
     `infos["action_mask"]`, `infos["illegal_action"]`, `infos["learner_seat"]` (each with its `_key`
@@ -69,12 +70,13 @@ class HollywoodGinVectorEnv(VectorEnv):
         illegal_action: str = "end",
         render_mode: str | None = None,
         num_threads: int | None = None,
+        torch_threads: int | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not allowed: use 'ansi' or None")
         self.num_envs = num_envs
         self._matches = LearnerMatches(
-            num_envs, rules, opponent, reward, episode, learner_seat, illegal_action, num_threads
+            num_envs, rules, opponent, reward, episode, learner_seat, illegal_action, num_threads, torch_threads
         )
         self.num_threads = self._matches.engine.threads.num_threads
         self.rules = self._matches.rules

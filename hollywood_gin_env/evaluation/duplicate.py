@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from hollywood_gin_env.agents import AgentProtocol
+from hollywood_gin_env.agents.torch_threads import DEFAULT_TORCH_THREADS, check_torch_threads
+from hollywood_gin_env.agents.torch_threads import MAX_TORCH_THREADS as MAX_TORCH_THREADS  # the trainer's bound too
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_rows
@@ -41,13 +43,13 @@ from hollywood_gin_env.engine.threads import check_num_threads
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
+from hollywood_gin_env.support.imports import MODULE_NAME
 from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.streams import check_seed
 
 MAX_MATCH_DECISIONS = 1_000_000  # random vs random (the longest real play): 32,000 a match, the longest of 60: 81,166
 CHUNK_MATCHES = 1000  # matches per chunk: large enough to batch well, small enough to spread over workers
 MAX_MATCHES = 100_000  # matches per pair: a win rate's 95% interval ±0.3 percentage points
-MAX_TORCH_THREADS = 256  # torch threads of checkpoint agents in a process (each takes an OpenMP thread's memory)
 #: The columns of a hand row (`play_hands`): the kind (scoring.KIND_*), the winner and the knocker (1 for A, 0 for B,
 #: -1 for none: a dead hand), A's points (negative when B won them; 0 for a dead hand), the hand's turns.
 HAND_COLUMNS = ("kind", "winner", "knocker", "points", "turns")
@@ -312,14 +314,16 @@ class Schedule:
     chunk_matches: int = CHUNK_MATCHES  # matches per chunk (even); agents are reseeded per chunk, so it is a result
     chunk_timeout: float = 600.0  # seconds a chunk may take from its submission before the evaluation stops
     max_retries: int = 2  # times Ray reruns a chunk whose worker died (killed, out of memory)
-    threads: int = 1  # torch threads of checkpoint agents, in each worker
+    torch_threads: int = DEFAULT_TORCH_THREADS  # torch threads of the agents while they act, in each process
     task_cpus: float = 1.0  # CPUs Ray reserves for a chunk (less, to share a Ray whose actors hold the CPUs)
     env_threads: int | None = None  # kernel threads of the engine and the agents, in each process; None: its CPUs
+    imports: tuple[str, ...] = ()  # modules each Ray worker imports before it builds agents (a program's --import)
 
     def __post_init__(self) -> None:
         if self.env_threads is not None:
             check_num_threads(self.env_threads, "env_threads")
-        for name, low, high in (("workers", 1, None), ("max_retries", 0, None), ("threads", 1, MAX_TORCH_THREADS)):
+        check_torch_threads(self.torch_threads)
+        for name, low, high in (("workers", 1, None), ("max_retries", 0, None)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (high or value):
                 allowed = f"of at least {low}" if high is None else f"from {low} to {high}"
@@ -329,6 +333,12 @@ class Schedule:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
                 raise ValueError(f"{name}={shown_value(value)} must be a finite number above 0")
+        imports = self.imports
+        if isinstance(imports, str) or not all(isinstance(n, str) and MODULE_NAME.fullmatch(n) for n in imports):
+            raise ValueError(
+                f"imports={shown_value(imports)} is not allowed: give a tuple of module names, e.g. ('mine',)"
+            )
+        object.__setattr__(self, "imports", tuple(imports))
         if self.ray_address is not None and self.workers == 1:
             raise ValueError(
                 f"ray_address={shown_value(self.ray_address)} needs workers of 2 or more (1 runs here, without Ray)"
@@ -349,8 +359,9 @@ class ChunkJob:
     chunks: int  # of this pair
     start: int
     stop: int
-    threads: int = 1
+    torch_threads: int = DEFAULT_TORCH_THREADS
     env_threads: int | None = None
+    imports: tuple[str, ...] = ()  # modules a Ray worker imports before it builds the agents
 
     def describe(self) -> str:
         """Names the chunk in errors: which pair, which chunk, which matches."""
@@ -368,8 +379,9 @@ def pair_jobs(
     rules: Rules,
     pair: int = 0,
     chunk_matches: int = CHUNK_MATCHES,
-    threads: int = 1,
+    torch_threads: int = DEFAULT_TORCH_THREADS,
     env_threads: int | None = None,
+    imports: tuple[str, ...] = (),
 ) -> Iterator[ChunkJob]:
     """The chunks of one pair's num_matches duplicate matches, in order (made as needed)."""
     chunks = num_chunks(num_matches, chunk_matches)
@@ -384,8 +396,9 @@ def pair_jobs(
             c,
             chunks,
             *chunk_bounds(num_matches, chunk_matches, c),
-            threads,
+            torch_threads,
             env_threads,
+            tuple(imports),
         )
 
 

@@ -11,21 +11,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from hollywood_gin_env.agents import BOT_NAME, CHECKPOINT_PREFIX, AgentProtocol, load_agent
+from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent, rules_in_play
+from hollywood_gin_env.agents.loading import MAX_NAME, check_name, parse_agent_arg
+from hollywood_gin_env.agents.torch_threads import (
+    DEFAULT_TORCH_THREADS,
+    MAX_TORCH_THREADS,
+    check_torch_threads,
+    torch_threads_for,
+)
 from hollywood_gin_env.evaluation.duplicate import (
     CHUNK_MATCHES,
     MAX_MATCHES,
-    MAX_TORCH_THREADS,
     ChunkJob,
     EvaluationError,
     PairRecord,
@@ -40,15 +45,13 @@ from hollywood_gin_env.evaluation.duplicate import (
 from hollywood_gin_env.evaluation.stats import Z95, bradley_terry, points_standard_error, wilson_interval
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
 MAX_CHUNK_MATCHES = 10_000
 AgentSpec = str | AgentProtocol
-#: A name given as NAME=SPEC: two of them and " vs " fit the report's tables in 120 columns.
-MAX_NAME = 24
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 
 __all__ = [
     "EvaluationError",
@@ -57,8 +60,11 @@ __all__ = [
     "bradley_terry",
     "agent_label",
     "agent_labels",
+    "agents_rules",
+    "check_name",
     "duplicate_deals",
     "evaluate_pairs",
+    "parse_agent_arg",
     "play_pair",
     "points_standard_error",
     "round_robin",
@@ -69,21 +75,34 @@ __all__ = [
 
 
 def play_pair(
-    agent_a: AgentProtocol,
-    agent_b: AgentProtocol,
+    agent_a: AgentSpec,
+    agent_b: AgentSpec,
     num_matches: int,
     seed: int = 0,
     rules: Rules | None = None,
     progress: bool = False,
     chunk_matches: int = CHUNK_MATCHES,
+    torch_threads: int | None = None,
 ) -> PairRecord:
-    """Play num_matches duplicate matches of A against B here, chunk by chunk (the agents are not reseeded)."""
+    """Play num_matches duplicate matches of A against B here, chunk by chunk (the agents are not reseeded), under
+    `rules` (default: the agents' own, `rules_in_play`), torch on `torch_threads` threads (default: the programs'
+    choice, agents/torch_threads.py) for the agents it builds from specs and while the matches are played."""
     chunks = num_chunks(num_matches, chunk_matches)
     duplicate_deals(num_matches, seed, 0, 2)  # checks num_matches before any play
+    torch_threads = check_torch_threads(torch_threads)
+    agent_a, agent_b = (load_agent(spec, torch_threads=torch_threads, rules=rules) for spec in (agent_a, agent_b))
+    rules = rules_in_play((agent_a, agent_b), rules)
     record = PairRecord(agent_a.name, agent_b.name)
-    with tqdm(
-        total=num_matches, desc=f"{agent_a.name} vs {agent_b.name}", disable=not progress, leave=False, mininterval=0.5
-    ) as bar:
+    with (
+        torch_threads_for(torch_threads),
+        tqdm(
+            total=num_matches,
+            desc=f"{agent_a.name} vs {agent_b.name}",
+            disable=not progress,
+            leave=False,
+            mininterval=0.5,
+        ) as bar,
+    ):
         for chunk in range(chunks):
             start, stop = chunk_bounds(num_matches, chunk_matches, chunk)
             record.merge(
@@ -168,19 +187,26 @@ def _chunk_jobs(
             rules,
             k,
             schedule.chunk_matches,
-            schedule.threads,
+            schedule.torch_threads,
             schedule.env_threads,
+            schedule.imports,
         )
 
 
 def _play_here(jobs: Iterator[ChunkJob], on_result: Callable, on_step: Callable) -> None:
-    """Play the jobs one after another in this process, building each pair's agents once."""
+    """Play the jobs one after another in this process, building each pair's agents once; torch on the jobs'
+    `torch_threads` while they play."""
     agents, pair = None, -1
     for job in jobs:
         if job.pair != pair:
-            agents = tuple(load_agent(spec, num_threads=job.env_threads) for spec in job.specs)
+            agents = tuple(
+                load_agent(spec, num_threads=job.env_threads, torch_threads=job.torch_threads, rules=job.rules)
+                for spec in job.specs
+            )
             pair = job.pair
-        on_result(job, play_job(job, agents, on_step))
+        with torch_threads_for(job.torch_threads):
+            record = play_job(job, agents, on_step)
+        on_result(job, record)
 
 
 def spec_text(spec: AgentSpec) -> str:
@@ -189,21 +215,15 @@ def spec_text(spec: AgentSpec) -> str:
 
 
 def agent_label(spec: AgentSpec) -> str:
-    """An agent's default label in the report: a checkpoint's file stem, the spec otherwise (an object: its name)."""
+    """An agent's default label in the report: NAME of a NAME=SPEC, a checkpoint's file stem, the spec otherwise (an
+    object: its name)."""
     text = spec_text(spec)
-    if isinstance(spec, str) and text.lower().startswith(CHECKPOINT_PREFIX):
-        return os.path.splitext(os.path.basename(text[len(CHECKPOINT_PREFIX) :].rstrip("/\\")))[0] or text
-    return text
-
-
-def check_name(name: str) -> str:
-    """The name of a NAME=SPEC, or a ValueError naming it and what a name may hold."""
-    if not isinstance(name, str) or len(name) > MAX_NAME or not _NAME.fullmatch(name):
-        raise ValueError(
-            f"agent name {shown_value(name)}: use 1 to {MAX_NAME} letters, digits, '_', '.', '+' or '-', starting "
-            "with a letter or a digit"
-        )
-    return name
+    name, plain = parse_agent_arg(text) if isinstance(spec, str) else (None, text)
+    if name is not None:
+        return check_name(name)
+    if isinstance(spec, str) and plain.lower().startswith(CHECKPOINT_PREFIX):
+        return os.path.splitext(os.path.basename(plain[len(CHECKPOINT_PREFIX) :].rstrip("/\\")))[0] or plain
+    return plain
 
 
 def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None = None) -> list[str]:
@@ -229,23 +249,17 @@ def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None 
     return labels
 
 
-def parse_agent_arg(text: str) -> tuple[str | None, str]:
-    """One --agents item: "NAME=SPEC" -> (NAME, SPEC), a plain spec -> (None, spec). A checkpoint's path comes after a
-    colon and may hold a "=" (checkpoint:runs/lr=3e-4/policy.safetensors), so text whose first "=" follows a ":" is a
-    plain spec."""
-    name, sep, spec = text.partition("=")
-    if not sep or ":" in name:
-        return None, text
-    return name, spec
+def agents_rules(specs: Iterable[AgentSpec], rules: Rules | None = None, torch_threads: int | None = None) -> Rules:
+    """The rules the agents play under: `rules` if given, else those they were trained under (`rules_in_play`:
+    ValueError in one line when two differ). Builds every spec once, which checks each before any chunk runs."""
+    agents = [load_agent(spec, torch_threads=torch_threads, rules=rules) for spec in {id(s): s for s in specs}.values()]
+    return rules_in_play(agents, rules)
 
 
 def _agent_names(
     pairs: Sequence[tuple[AgentSpec, AgentSpec]], names: Sequence[tuple[str, str]] | None
 ) -> list[tuple[str, str]]:
-    """The pairs' labels (given, or each agent's `agent_label`), after building every spec once, which checks every
-    checkpoint before any chunk runs."""
-    for spec in {id(s): s for pair in pairs for s in pair}.values():
-        load_agent(spec)
+    """The pairs' labels: given, or each agent's `agent_label`."""
     if names is None:
         return [(agent_label(a), agent_label(b)) for a, b in pairs]
     if len(names) != len(pairs):
@@ -278,14 +292,29 @@ def evaluate_pairs(
 ) -> list[PairRecord]:
     """Each pair's num_matches duplicate matches, in chunks, here or on Ray (`schedule`); the same totals either way.
 
-    Agents are specs ("expert", "checkpoint:PATH"; objects too when workers = 1). The records name them by
-    `names` (one pair of labels per pair), by default each agent's `agent_label`. Pair k's agents are reset
-    for chunk c with `chunk_agent_seeds(seed, k, c)`. `on_pair(record)` is called as each pair completes.
+    Agents are specs (any `load_agent` reads; objects too when workers = 1). The matches are played under `rules`,
+    by default the rules the agents were trained under (`agents_rules`; one set for the whole run). The records name
+    the agents by `names` (one pair of labels per pair), by default each agent's `agent_label`. Pair k's agents are
+    reset for chunk c with `chunk_agent_seeds(seed, k, c)`. `on_pair(record)` is called as each pair completes.
     Raises EvaluationError when a chunk fails or times out on Ray, ValueError for bad arguments.
     """
-    rules, schedule = rules if rules is not None else Rules(), schedule if schedule is not None else Schedule()
+    schedule = schedule if schedule is not None else Schedule()
     duplicate_deals(num_matches, seed, 0, 2)  # checks num_matches and the seed before anything is built
-    names = _agent_names(pairs, names)
+    rules = agents_rules([spec for pair in pairs for spec in pair], rules, schedule.torch_threads)
+    return _played(pairs, num_matches, seed, rules, schedule, progress, on_pair, _agent_names(pairs, names))
+
+
+def _played(
+    pairs: Sequence[tuple[AgentSpec, AgentSpec]],
+    num_matches: int,
+    seed: int,
+    rules: Rules,
+    schedule: Schedule,
+    progress: bool,
+    on_pair: Callable[[PairRecord], object] | None,
+    names: list[tuple[str, str]],
+) -> list[PairRecord]:
+    """`evaluate_pairs` once its agents are checked, its rules chosen and its labels known."""
     records, left = [PairRecord(a, b) for a, b in names], [num_chunks(num_matches, schedule.chunk_matches)] * len(pairs)
     merged = [0]
     with tqdm(
@@ -335,16 +364,19 @@ def round_robin(
     """Every pair of agents plays num_matches duplicate matches; returns the report dict (see `--json`).
 
     `names` labels the agents in the report (None for an agent: `agent_label`, a checkpoint's file stem);
-    labels must differ. `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after
-    a Ctrl-C).
+    labels must differ. The matches are played under `rules`, by default the rules the agents were trained under
+    (`agents_rules`). `on_pair(summary)` is called as each pair finishes (the CLI keeps them to print after a
+    Ctrl-C).
     """
     if len(specs) < 2:
         raise ValueError("a round robin needs at least two agents")
-    rules, schedule = rules if rules is not None else Rules(), schedule if schedule is not None else Schedule()
+    schedule = schedule if schedule is not None else Schedule()
     names = agent_labels(specs, names)
+    duplicate_deals(num_matches, seed, 0, 2)  # checks num_matches and the seed before anything is built
+    rules = agents_rules(specs, rules, schedule.torch_threads)
     index = list(combinations(range(len(specs)), 2))
     report_pair = None if on_pair is None else lambda record: on_pair(summarize_pair(record))
-    records = evaluate_pairs(
+    records = _played(
         [(specs[i], specs[j]) for i, j in index],
         num_matches,
         seed,
@@ -371,6 +403,7 @@ def round_robin(
         "matches_per_pair": num_matches,
         "chunk_matches": schedule.chunk_matches,
         "rules": rules.to_dict(),
+        "rules_summary": rules.describe(),
         "duplicate_deals": True,
         "illegal_action_policy": ILLEGAL_POLICY,
         "agents": [{"name": name, "spec": spec_text(spec)} for name, spec in zip(names, specs, strict=True)],
@@ -433,6 +466,8 @@ def format_report(report: dict[str, Any]) -> str:
     labels = [f"{p['agent_a']} vs {p['agent_b']}" for p in pairs]
     width = max([24] + [len(label) + 2 for label in labels])
     lines = [f"{report['matches_per_pair']} matches per pair (duplicate deals), seed {report['seed']}"]
+    if report.get("rules_summary"):
+        lines[0] += f", rules: {report['rules_summary']}"
     lines += _table(labels, width, RESULT_COLUMNS, [_result_cells(p) for p in pairs])
     lines += [""] + _table(labels, width, PLAY_COLUMNS, [_play_cells(p) for p in pairs])
     title = "rating (Bradley-Terry, Elo scale, mean 0)"
@@ -483,19 +518,24 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, each optionally named for "
-             f"the report (mine=checkpoint:runs/x/policy.safetensors; 1-{MAX_NAME} letters, digits, "
+        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your class or "
+             "factory), a name an installed package registers; each optionally named for the report "
+             f"(mine=checkpoint:runs/x/policy.safetensors; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
         "(default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")
-    add("--rules", nargs="*", default=[], metavar="KEY=VALUE",
-        help="rule options, e.g. knock_limit=0 gin_bonus=20 (default: none, the standard rules; see docs/RULES.md)")
+    add("--rules", nargs="*", default=None, metavar="[PRESET] KEY=VALUE",
+        help="the rules to play under: a preset (hollywood, eaai, openspiel, classic) and/or options, e.g. eaai "
+             "knock_limit=5 (default: the rules the agents were trained under, hollywood if none records any; "
+             "see docs/RULES.md)")
+    add("--import", dest="imports", action="append", default=[], metavar="MODULE",
+        help="import this module first (your agents' or networks' code; repeatable; Ray workers import it too)")
     add("--json", metavar="PATH", help="also write the report as JSON to PATH (default: no JSON)")
     add("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
-    add("--threads", type=int, default=1, help=f"torch threads for checkpoint agents (in each worker), 1 to "
-        f"{MAX_TORCH_THREADS}; more than one "
-        "oversubscribes a busy small machine (default: %(default)s)")
+    add("--threads", type=int, default=DEFAULT_TORCH_THREADS, help="torch threads of the agents while they act (in "
+        f"each worker), 1 to {MAX_TORCH_THREADS}; more than one oversubscribes a busy small machine (default: "
+        "%(default)s)")
     add("--env-threads", type=int, default=None, metavar="N", help="threads of the engine and the heuristics in this "
         "process (or in each worker); the results are the same for every N (default: the CPUs it may use)")
     add("--workers", type=int, default=1, help="chunks played at once as Ray tasks (needs the [ray] extra); 1 plays "
@@ -511,21 +551,12 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
-def set_torch_threads(specs: Sequence[str], threads: int) -> None:
-    """Run torch on `threads` threads (checked by `Schedule`) if a checkpoint agent needs it and torch is there."""
-    if any(spec.strip().lower().startswith(CHECKPOINT_PREFIX) or spec.strip().lower() == BOT_NAME for spec in specs):
-        try:
-            import torch  # only checkpoint agents need it
-        except ImportError:
-            return  # load_agent names the extra to install, in one line
-        torch.set_num_threads(threads)
-
-
-def _interrupted(args: argparse.Namespace, finished: list[dict[str, Any]]) -> int:
+def _interrupted(args: argparse.Namespace, rules: Rules, finished: list[dict[str, Any]]) -> int:
     """After Ctrl-C: the finished pairs' lines, one line on stderr, status 130."""
     total = len(args.agents) * (len(args.agents) - 1) // 2
     if finished:
-        print(format_report({"matches_per_pair": args.matches, "seed": args.seed, "pairs": finished, "ratings": []}))
+        partial = {"matches_per_pair": args.matches, "seed": args.seed, "rules_summary": rules.describe()}
+        print(format_report({**partial, "pairs": finished, "ratings": []}))
     print(
         f"interrupted: {len(finished)} of {total} pairs finished (shown above); no ratings"
         f"{' and no JSON' if args.json else ''} written",
@@ -546,10 +577,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         )
     names, specs = zip(*(parse_agent_arg(item) for item in args.agents), strict=True)
     finished: list[dict[str, Any]] = []
+    rules = Rules()
     try:
         if args.json:
             check_writable(args.json)
-        rules = Rules.from_strings(args.rules)
+        import_modules(args.imports)
         schedule = Schedule(
             args.workers,
             args.ray_address,
@@ -558,9 +590,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             args.retries,
             args.threads,
             env_threads=args.env_threads,
+            imports=tuple(args.imports),
         )
         duplicate_deals(args.matches, args.seed, 0, 2)  # the match count and the seed, before any agent is built
-        set_torch_threads(specs, schedule.threads)
+        rules = agents_rules(specs, None if args.rules is None else Rules.from_strings(args.rules), args.threads)
         report = round_robin(
             list(specs),
             args.matches,
@@ -577,7 +610,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         print(printable_message(f"{prog}: evaluation stopped: {error}"), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return _interrupted(args, finished)
+        return _interrupted(args, rules, finished)
     print(format_report(report))
     if args.json:
         try:

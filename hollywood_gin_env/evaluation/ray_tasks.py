@@ -1,7 +1,10 @@
 """The chunks of `evaluate_pairs` as Ray tasks: `evaluate.py --workers K [--ray-address ADDRESS]`.
 
-Each chunk (`ChunkJob`) is one task (one CPU) that builds its agents from their spec strings, reseeds
-them for the chunk and plays it exactly as the in-process path does, so the merged totals are the same.
+Each chunk (`ChunkJob`) is one task (one CPU) that imports the job's modules (a program's `--import`), builds its
+agents from their spec strings, reseeds them for the chunk and plays it exactly as the in-process path does, torch
+on the job's `torch_threads`, so the merged totals are the same. A `module:attr` spec resolves on the worker as in the
+driver: a local Ray's workers have the driver's working directory and PYTHONPATH on their module path, so the user's
+module is found there too.
 No torch module crosses: a `checkpoint:PATH` file is read once here and its bytes are put in Ray's
 object store; each task writes them to a private temporary file and loads them with the library's one
 checkpoint reader, which validates them as it would any file, so the path need not exist on the workers'
@@ -32,30 +35,38 @@ from typing import Any
 import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
-from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent
+from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent, parse_agent_arg
+from hollywood_gin_env.agents.torch_threads import torch_threads_for
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.tensorfile import MAX_FILE_BYTES
 from hollywood_gin_env.support.userfiles import read_user_file
 
 
+def _plain(spec: str) -> str:
+    """The spec of a NAME=SPEC (the spec itself otherwise), trimmed."""
+    return parse_agent_arg(spec.strip())[1].strip()
+
+
 def _is_checkpoint(spec: object) -> bool:
-    return isinstance(spec, str) and spec.strip().lower().startswith(CHECKPOINT_PREFIX)
+    return isinstance(spec, str) and _plain(spec).lower().startswith(CHECKPOINT_PREFIX)
 
 
-def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int) -> AgentProtocol:
+def _worker_agent(spec: str, name: str, blob: bytes | None, job: ChunkJob) -> AgentProtocol:
     """The agent of a spec, inside a task; a checkpoint comes as the file's bytes (validated by the reader)."""
+    options = {"num_threads": job.env_threads, "torch_threads": job.torch_threads, "rules": job.rules}
     if blob is None:
-        agent = load_agent(spec, num_threads=num_threads)
+        agent = load_agent(spec, **options)
     else:
         with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
             path = os.path.join(folder, "checkpoint.safetensors")
             with open(path, "wb") as file:
                 file.write(blob)
             try:
-                agent = load_agent(CHECKPOINT_PREFIX + path, num_threads=num_threads)
+                agent = load_agent(CHECKPOINT_PREFIX + path, **options)
             except ValueError as error:  # name the file the user gave, not this copy of it
-                raise ValueError(str(error).replace(path, spec.strip()[len(CHECKPOINT_PREFIX) :])) from None
+                raise ValueError(str(error).replace(path, _plain(spec)[len(CHECKPOINT_PREFIX) :])) from None
     agent.name = name
     return agent
 
@@ -63,20 +74,18 @@ def _worker_agent(spec: str, name: str, blob: bytes | None, num_threads: int) ->
 @ray.remote(num_cpus=1)
 def _play_chunk_task(job: ChunkJob, blob_a: bytes | None, blob_b: bytes | None) -> PairRecord:
     """Play one chunk on a worker (its arguments' object refs arrive resolved)."""
-    if blob_a is not None or blob_b is not None:
-        import torch
-
-        torch.set_num_threads(job.threads)
+    import_modules(job.imports)
     if job.env_threads is None:  # a task holds one of Ray's CPUs: all of the machine's would oversubscribe it
         job = dataclasses.replace(job, env_threads=1)
     blobs = (blob_a, blob_b)
-    agents = tuple(_worker_agent(s, n, b, job.env_threads) for s, n, b in zip(job.specs, job.names, blobs, strict=True))
-    return play_job(job, agents)
+    agents = tuple(_worker_agent(s, n, b, job) for s, n, b in zip(job.specs, job.names, blobs, strict=True))
+    with torch_threads_for(job.torch_threads):
+        return play_job(job, agents)
 
 
 def _put_checkpoint(spec: str) -> ray.ObjectRef:
     """A checkpoint file's bytes in the object store (read once; the workers validate them as they load)."""
-    path = spec.strip()[len(CHECKPOINT_PREFIX) :]
+    path = _plain(spec)[len(CHECKPOINT_PREFIX) :]
     return ray.put(read_user_file(path, MAX_FILE_BYTES, "checkpoint file"))  # a regular file, bounded
 
 
@@ -86,7 +95,7 @@ def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
         if not isinstance(spec, str):
             raise ValueError(
                 f"workers={schedule.workers}: agent {shown_value(spec)} is an object; Ray workers build agents "
-                f"from spec strings (random, greedy, expert, bot, checkpoint:PATH)"
+                f"from spec strings (random, greedy, expert, bot, checkpoint:PATH, module:attr, ...)"
             )
 
 

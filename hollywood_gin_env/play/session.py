@@ -18,7 +18,7 @@ import random
 import threading
 from typing import Any
 
-from hollywood_gin_env.agents import HEURISTICS, load_agent
+from hollywood_gin_env.agents import HEURISTICS, AgentProtocol, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
 from hollywood_gin_env.support.atomic import atomic_write_text, remove_temporaries
@@ -114,10 +114,12 @@ def load_match(path: str) -> tuple[Game, int, str]:
 
 
 class Opponent:
-    """The agent a spec names, loaded once: sessions given the same Opponent share it, one thread at a time."""
+    """The agent a spec names (`agent` if given, built from it already; else `load_agent(spec, allow_import=...)`),
+    loaded once: sessions given the same Opponent share it, one thread at a time."""
 
-    def __init__(self, spec: str) -> None:
-        self.spec, self.agent, self._lock = spec, load_agent(spec), threading.Lock()
+    def __init__(self, spec: str, agent: AgentProtocol | None = None, allow_import: bool = True) -> None:
+        self.spec, self._lock = spec, threading.Lock()
+        self.agent = agent if agent is not None else load_agent(spec, allow_import=allow_import)
 
     @property
     def label(self) -> str:
@@ -142,6 +144,9 @@ class Session:
     """One match between the human at seat `human` and the agent `opponent` names (or an `Opponent` to share), saved
     to `save_path` if given.
 
+    The agent is `agent` if given (built from `opponent` already), else `load_agent(opponent, allow_import=...)`
+    (`Opponent`): `allow_import=False` for a spec read from a save file, which never makes the program import a
+    module.
     With hold_hand_ends (the web page), a hand that ends before the match does is held: nothing more is played
     until `continue_play()`, so the page shows the hand's end before the bot opens the next one.
     """
@@ -153,10 +158,12 @@ class Session:
         opponent: str | Opponent,
         save_path: str | None = None,
         hold_hand_ends: bool = False,
+        agent: AgentProtocol | None = None,
+        allow_import: bool = True,
     ) -> None:
         if type(human) is not int or human not in (0, 1):
             raise ValueError(f"human={shown_value(human)} is not allowed: use seat 0 or 1")
-        self.bot = opponent if isinstance(opponent, Opponent) else Opponent(opponent)
+        self.bot = opponent if isinstance(opponent, Opponent) else Opponent(opponent, agent, allow_import)
         self.game, self.human, self.opponent, self.save_path = game, human, self.bot.spec, save_path
         if save_path:  # what a killed save of this file left beside it (a save writes a temporary, then renames it)
             remove_temporaries(save_path)

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from hollywood_gin_env import Rules
-from hollywood_gin_env.agents import BOT_NAME
+from hollywood_gin_env.agents import BOT_NAME, load_agent, rules_in_play
 from hollywood_gin_env.display.render import position_text, sheet_text
 from hollywood_gin_env.display.words import hand_end_lines, hand_log
 from hollywood_gin_env.engine.game import Game
@@ -27,6 +27,7 @@ from hollywood_gin_env.play.commands import HELP, CommandError, is_quit, parse_c
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
 from hollywood_gin_env.support.atomic import AtomicWriteError, check_write_target
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
@@ -66,8 +67,8 @@ def opening_line(session: Session) -> str:
     else:
         where = f"{bot} deals the first hand, so you play first"
     return (
-        f"You play {session.opponent_label}: {where}. Type help for the commands; "
-        f"hint shows what {session.opponent_label} would do."
+        f"You play {session.opponent_label}: {where}, under the {game.rules.describe()} rules. Type help for the "
+        f"commands; hint shows what {session.opponent_label} would do."
     )
 
 
@@ -232,11 +233,27 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument(
         "--opponent",
-        help="bot (the shipped bot), checkpoint:PATH, expert, greedy or random (default: "
-        "bot where torch is installed, else expert)",
+        help="bot (the shipped bot), checkpoint:PATH, expert, greedy, random, module:attr (your class or factory) or "
+        "a name an installed package registers (default: bot where torch is installed, else expert)",
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
-    parser.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule options, as evaluate.py")
+    parser.add_argument(
+        "--rules",
+        nargs="*",
+        default=None,
+        metavar="[PRESET] KEY=VALUE",
+        help="the rules, as evaluate.py (default: the rules the opponent was trained under, hollywood if it records "
+        "none)",
+    )
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import this module first (your agent's code; repeatable); a saved match's opponent from a module "
+        "resolves only so",
+    )
     parser.add_argument(
         "--seat",
         choices=("0", "1", "random"),
@@ -258,7 +275,9 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     web.add_argument("--no-browser", action="store_true", help="print the page's address, do not open a browser")
     args = parser.parse_args(argv)
     args.prog = prog
-    if (args.resume or args.replay) and (args.seed is not None or args.rules or args.deck or args.seat != "random"):
+    if (args.resume or args.replay) and (
+        args.seed is not None or args.rules is not None or args.deck or args.seat != "random"
+    ):
         parser.error("--resume and --replay take the seed, rules, deck and seat from the saved file")
     if args.overwrite and not args.save:
         parser.error("--overwrite goes with --save")
@@ -296,15 +315,20 @@ def fail(console: Console, message: str) -> None:
 
 
 def first_session(args: argparse.Namespace, web: bool) -> Session:
-    """The match the command line asks for: resumed from its file, or new."""
+    """The match the command line asks for: resumed from its file (under its rules; the saved opponent never makes
+    the program import a module), or new (under --rules, else the opponent's own rules)."""
+    import_modules(args.imports)
     if args.resume:
-        game, human, opponent = load_match(args.resume)
-        opponent = args.opponent or opponent
+        game, human, saved = load_match(args.resume)
+        opponent = args.opponent or saved
+        agent = load_agent(opponent, allow_import=args.opponent is not None)
     else:
-        game = Game(Rules.from_strings(args.rules), seed=args.seed, deck=args.deck)
-        human = choose_seat(args.seat, game.seed)
         opponent = args.opponent or default_opponent(args.prog)
-    return Session(game, human, opponent, args.save or args.resume, hold_hand_ends=web)
+        agent = load_agent(opponent)
+        rules = rules_in_play([agent], None if args.rules is None else Rules.from_strings(args.rules))
+        game = Game(rules, seed=args.seed, deck=args.deck)
+        human = choose_seat(args.seat, game.seed)
+    return Session(game, human, opponent, args.save or args.resume, hold_hand_ends=web, agent=agent)
 
 
 def serve_web(args: argparse.Namespace, session: Session, console: Console) -> int:

@@ -8,18 +8,18 @@
     POST /api/matches/{id}/command       {"seq", "text"} -> {"state", "message"}: a typed terminal command
     GET  /api/matches/{id}/hint          {"lines"}: the terminal's `hint`
 
-A click is turned into the terminal's command text and read by the same parser (`commands.parse_command`), so
-both front ends accept and refuse exactly the same moves with the same words. What reads or changes a match (the
-bot's moves, a hint, the state shown) runs in a worker thread, one request of a match at a time (the match's lock),
-so a slow bot or a client asking for hint after hint never holds up the server's other pages; the matches share
-one loaded bot (`Opponent`), used by one thread at a time. A client that leaves mid-request is no error: nothing is
-logged. Every refusal is a 4xx with
-{"error": message} and leaves the match as it was: 400 a malformed request, 404 no such match, 409 a move that
-is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415 not JSON, 408 a body that did
-not arrive within BODY_SECONDS, 429 the server's limit of matches started. Every POST must be JSON (so a cross-site
-form or no-cors fetch, which cannot send it, is refused) and, if the browser names where it comes from (`Origin`,
-`Sec-Fetch-Site`), come from the page's own address: 403 otherwise. The Host header must name an allowed host
-(DNS rebinding; a bracketed IPv6 address such as `[::1]:8000` is read as `::1`): 400 otherwise.
+A click is turned into the terminal's command text and read by the same parser (`commands.parse_command`), so both
+front ends accept and refuse exactly the same moves with the same words. What reads or changes a match (the bot's
+moves, a hint, the state shown) runs in a worker thread, one request of a match at a time (the match's lock), so a
+slow bot or a client asking for hint after hint never holds up the server's other pages; the matches share one
+loaded bot (`Opponent`), used by one thread at a time. A client that leaves mid-request is no error: nothing is
+logged. Every refusal is a 4xx with {"error": message} and leaves the match as it was: 400 a malformed request, 404
+no such match, 409 a move that is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415
+not JSON, 408 a body that did not arrive within BODY_SECONDS, 429 the server's limit of matches started. Every POST
+must be JSON (so a cross-site form or no-cors fetch, which cannot send it, is refused) and, if the browser names
+where it comes from (`Origin`, `Sec-Fetch-Site`), come from the page's own address: 403 otherwise. The Host header
+must name an allowed host (DNS rebinding; a bracketed IPv6 address such as `[::1]:8000` is read as `::1`): 400
+otherwise.
 """
 
 from __future__ import annotations

@@ -252,6 +252,7 @@ def page_view(session: Session, seq: int) -> dict[str, Any]:
         "legal": legal_moves(session),
         "sheet": sheet(session),
         "rules": {
+            "summary": game.rules.describe(),
             "knock_limit": game.rules.knock_limit,
             "game_target": game.rules.game_target,
             "num_games": game.rules.num_games,

@@ -192,7 +192,7 @@ function showSheet() {
   });
   $("sheet").replaceChildren(head, ...rows);
   const r = state.rules;
-  $("rules").textContent = `points (hands entered) \u00b7 games to ${r.game_target} \u00b7 knock at ${r.knock_limit} or less`;
+  $("rules").textContent = `${r.summary} rules \u00b7 points (hands entered) \u00b7 games to ${r.game_target} \u00b7 knock at ${r.knock_limit} or less`;
 }
 
 function spreadBlock(spread) {
