@@ -231,7 +231,8 @@ def test_play_refuses_a_save_target_before_the_match_starts(tmp_path, capsys, mo
     def no_match(*args, **kwargs):
         raise AssertionError("the match started")
 
-    monkeypatch.setattr(play_session, "load_agent", no_match)
+    for module in (play, play_session):  # the program loads the opponent, or the session does
+        monkeypatch.setattr(module, "load_agent", no_match)
     for path, why in [("/dev/null", "it is a character device"), (f"{__file__}/x.json", "Not a directory")]:
         assert play.main(["--save", path, "--opponent", "bot", "--seed", "1", "--no-color"]) == 2
         out = capsys.readouterr().out

@@ -135,7 +135,7 @@ def test_every_match_a_server_starts_plays_one_loaded_copy_of_its_bot(monkeypatc
 
     loaded = []
     load = play_session.load_agent
-    monkeypatch.setattr(play_session, "load_agent", lambda spec: loaded.append(spec) or load(spec))
+    monkeypatch.setattr(play_session, "load_agent", lambda spec, **kw: loaded.append(spec) or load(spec, **kw))
     client, matches = server()
     ids = [client.post("/api/matches", json={}).json()["id"] for _ in range(12)]
     assert loaded == ["greedy"] and len({id(matches.get(i).session.bot) for i in ids}) == 1
