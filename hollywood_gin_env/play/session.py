@@ -173,6 +173,11 @@ class Session:
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
 
     @property
+    def agent(self) -> AgentProtocol:
+        """The bot's agent (shared with the sessions given the same `Opponent`: play it through `bot`)."""
+        return self.bot.agent
+
+    @property
     def opponent_label(self) -> str:
         """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
         return self.bot.label
