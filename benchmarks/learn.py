@@ -30,12 +30,19 @@ Output under `--out`: each trainer's folder (its policies and marks.json), learn
 (match win rate against minutes, one line per trainer, intervals shaded, one panel per opponent) and the table on
 stdout. A trainer whose marks.json exists is not trained again (delete its folder to redo it), except under --smoke;
 a policy already scored (scores.json in its folder) is not played again.
+
+A results folder is read as data (benchmarks/_results.py), all of it before any scoring: only files inside it
+(a symlink out of it, a device or a FIFO is refused), bounded, each record checked; a damaged one stops the run in
+one line naming it. Our policies are safetensors files. A MaskablePPO `.zip` is a pickle (loading it runs its
+code), so one is loaded only if this run trained it; one from elsewhere is reported from its scores.json or
+refused. learn.json, learn.png and each marks.json and scores.json are written atomically, never through a symlink.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -47,6 +54,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _results import MARKS, SCORES, ResultsError, check_marks, inside, is_pickle, policy_digest, read_record  # noqa: E402
+
+from hollywood_gin_env.support.atomic import (  # noqa: E402
+    AtomicWriteError,
+    atomic_write,
+    atomic_write_text,
+    check_write_target,
+)
+from hollywood_gin_env.support.userfiles import shown  # noqa: E402
 
 TRAINERS = ("quick", "shipped", "maskable", "maskable-zoo", "shipped-900")
 #: The trainers run when --trainers is not given (shipped-900 is the shipped recipe's 40-minute variant).
@@ -167,7 +184,8 @@ def train_maskable(
 
 
 class MaskableAgent:
-    """A saved MaskablePPO model as an agent of this package: its deterministic action for each row."""
+    """A saved MaskablePPO model as an agent of this package: its deterministic action for each row. Loading one
+    unpickles it (runs its code): only for a zip this benchmark trained in this run (`plan`)."""
 
     def __init__(self, path: Path, name: str) -> None:
         from sb3_contrib import MaskablePPO
@@ -181,57 +199,80 @@ class MaskableAgent:
         return np.asarray(actions, dtype=np.int64)
 
 
-def agent_of(folder: Path, policy: str, label: str):
-    """The agent a saved policy file is (a checkpoint of ours, or a MaskablePPO zip)."""
-    from hollywood_gin_env.agents import load_agent
+def agent_of(path: Path, label: str):
+    """The agent a saved policy file is (a checkpoint of ours, or a MaskablePPO zip `plan` allowed)."""
+    from hollywood_gin_env.agents.checkpoint import load_checkpoint_agent
 
-    if policy.endswith(".zip"):
-        return MaskableAgent(folder / policy, label)
-    agent = load_agent(f"checkpoint:{folder / policy}")
-    agent.name = label
-    return agent
+    return MaskableAgent(path, label) if is_pickle(path.name) else load_checkpoint_agent(path, name=label)
 
 
-def read_record(path: Path) -> dict:
-    """A JSON object this benchmark wrote; ValueError naming the file if it is missing, damaged or not an object."""
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"cannot read {path}: {error} (delete it to train or score again)") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{path} holds a {type(record).__name__}, not the JSON object this benchmark writes")
+def read_marks(out: Path, trainer: str) -> dict:
+    """A trainer's marks.json under out, checked (module _results); ResultsError naming the file."""
+    path = out / trainer / "marks.json"
+    record = read_record(out, path, MARKS)
+    check_marks(path, record)
     return record
 
 
-def score(out: Path, marks: dict[str, dict], matches: int) -> list[dict]:
-    """Every saved policy (`marks`: each trainer's marks.json) against each opponent: one row per trainer and mark.
-    A policy's figures are kept in its folder's scores.json, keyed by the file's SHA-256, the match count and the
-    seed, so a report again (or with another trainer added) plays only the policies it has not scored."""
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """One mark's policy to report: its trainer, its mark (marks.json's entry), its file and its scores key."""
+
+    trainer: str
+    mark: dict
+    path: Path
+    key: str
+
+
+def plan(out: Path, marks: dict[str, dict], matches: int, trained: set[str]) -> tuple[list[Policy], dict[str, dict]]:
+    """Every mark's policy and each trainer's kept scores (scores.json), all checked before anything is played: each
+    file inside out, bounded and well formed (module _results), and no MaskablePPO zip to load but those of the
+    trainers in `trained` (those this run trained): a zip is a pickle, and a folder from elsewhere runs no code."""
+    policies, kept, digests = [], {}, {}
+    for trainer, record in marks.items():
+        kept_path = out / trainer / "scores.json"
+        kept[trainer] = read_record(out, kept_path, SCORES) if os.path.lexists(kept_path) else {}
+        for mark in record["marks"]:
+            path = out / trainer / mark["policy"]
+            digests[path] = digests.get(path) or policy_digest(out, path)
+            key = f"{digests[path]} {matches} {SCORE_SEED}"
+            if key in kept[trainer] and not set(OPPONENTS) <= set(kept[trainer][key]):
+                raise ResultsError(f"{shown(kept_path)}: the scores of {mark['policy']} lack one of {OPPONENTS}")
+            if key not in kept[trainer] and is_pickle(mark["policy"]) and trainer not in trained:
+                raise ResultsError(
+                    f"{shown(path)} is a MaskablePPO model not trained in this run and not scored in its "
+                    f"scores.json: loading one unpickles it (runs its code), so only this run's are loaded; delete "
+                    f"{shown(out / trainer)} to train {trainer} again"
+                )
+            policies.append(Policy(trainer, mark, inside(out, path), key))
+        if any(p.key not in kept[trainer] for p in policies if p.trainer == trainer):
+            check_write_target(kept_path)
+    return policies, kept
+
+
+def score(out: Path, policies: list[Policy], kept: dict[str, dict], matches: int) -> list[dict]:
+    """Every policy of `plan` against each opponent: one row per trainer and mark. A policy's figures are kept in
+    its folder's scores.json, keyed by the file's SHA-256, the match count and the seed, so a report again (or with
+    another trainer added) plays only the policies it has not scored."""
     from hollywood_gin_env.evaluation.evaluate import Schedule, evaluate_pairs, summarize_pair
-    from hollywood_gin_env.support.atomic import atomic_write_text
 
     rows = []
-    for trainer, record in marks.items():
-        folder = out / trainer
-        kept_path = folder / "scores.json"
-        kept = read_record(kept_path) if kept_path.exists() else {}
-        for mark in record["marks"]:
-            digest = hashlib.sha256((folder / mark["policy"]).read_bytes()).hexdigest()
-            key = f"{digest} {matches} {SCORE_SEED}"
-            if key not in kept:
-                label = f"{trainer}-{Path(mark['policy']).stem.removeprefix('policy-')}"
-                agent = agent_of(folder, mark["policy"], label)
-                pairs = [(agent, opponent) for opponent in OPPONENTS]
-                records = evaluate_pairs(pairs, matches, seed=SCORE_SEED, schedule=Schedule(workers=1))
-                kept[key] = {o: summarize_pair(r) for o, r in zip(OPPONENTS, records, strict=True)}
-                atomic_write_text(kept_path, json.dumps(kept, indent=1))  # a scoring cut short keeps what it finished
-            figures = kept[key]
-            row = {"trainer": trainer, "mark": mark["mark"], "policy": mark["policy"], "minutes": mark["minutes"]}
-            for o in OPPONENTS:
-                row[f"win_vs_{o}"] = figures[o]["match_win_rate"]
-                row[f"ci_vs_{o}"] = figures[o]["match_win_ci95"]
-                row[f"points_vs_{o}"] = figures[o]["points_per_hand"]
-            rows.append(row)
+    for policy in policies:
+        figures = kept[policy.trainer]
+        if policy.key not in figures:
+            label = f"{policy.trainer}-{Path(policy.mark['policy']).stem.removeprefix('policy-')}"
+            pairs = [(agent_of(policy.path, label), opponent) for opponent in OPPONENTS]
+            records = evaluate_pairs(pairs, matches, seed=SCORE_SEED, schedule=Schedule(workers=1))
+            figures[policy.key] = {o: summarize_pair(r) for o, r in zip(OPPONENTS, records, strict=True)}
+            # a scoring cut short keeps what it finished
+            atomic_write_text(out / policy.trainer / "scores.json", json.dumps(figures, indent=1))
+        mark = policy.mark
+        row = {"trainer": policy.trainer, "mark": mark["mark"], "policy": mark["policy"], "minutes": mark["minutes"]}
+        for o in OPPONENTS:
+            row[f"win_vs_{o}"] = figures[policy.key][o]["match_win_rate"]
+            row[f"ci_vs_{o}"] = list(figures[policy.key][o]["match_win_ci95"])
+            row[f"points_vs_{o}"] = figures[policy.key][o]["points_per_hand"]
+        rows.append(row)
     return rows
 
 
@@ -282,7 +323,9 @@ def plot(rows: list[dict], path: Path) -> None:
     axes[0].set_ylabel("matches won, % (duplicate deals, 95% interval)")
     axes[0].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=110)
+    atomic_write(path, image.getvalue())
 
 
 def report(rows: list[dict], speeds: dict, caught: dict) -> str:
@@ -323,7 +366,7 @@ def train_one(args: argparse.Namespace) -> None:
         recipe = "smoke" if args.smoke else args.train
         result = train_ours(recipe, args.minutes, args.marks, folder, args.threads, args.seed)
     result.update(trainer=args.train, budget_minutes=args.minutes, threads=args.threads, seed=args.seed)
-    (folder / "marks.json").write_text(json.dumps(result, indent=1))
+    atomic_write_text(folder / "marks.json", json.dumps(result, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -335,29 +378,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matches", type=int, default=2000, help="scoring matches per opponent (even)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of every trainer and the scoring")
     parser.add_argument("--seed", type=int, default=0, help="every trainer's seed")
-    parser.add_argument("--out", type=Path, default=Path("runs/learn"))
-    parser.add_argument("--score-only", action="store_true", help="report the policies saved under --out")
+    parser.add_argument("--out", type=Path, help="results folder (default runs/learn; --smoke: runs/learn-smoke)")
+    parser.add_argument(
+        "--score-only",
+        action="store_true",
+        help="report the policies saved under --out, read as data: only files inside it, bounded; a MaskablePPO .zip "
+        "is a pickle (loading it runs its code), so one is loaded only if this run trained it, else reported from "
+        "its scores.json or refused",
+    )
     parser.add_argument("--json", action="store_true", help="print learn.json's object last")
     parser.add_argument("--smoke", action="store_true", help="seconds of tiny training (CI): figures not meant")
     parser.add_argument("--train", choices=TRAINERS, help=argparse.SUPPRESS)  # the child process's work
     args = parser.parse_args(argv)
     if args.smoke:
         args.minutes, args.marks, args.matches = 0.05, [0.02, 0.05], 8
-        args.out = args.out if argv and "--out" in argv else Path("runs/learn-smoke")
+    args.out = args.out or Path("runs/learn-smoke" if args.smoke else "runs/learn")
     if args.train:
         train_one(args)
         return 0
+    trained = set()
     for trainer in args.trainers:
         # --smoke checks the whole pipeline, so it trains again whatever an earlier run left in --out
         if not args.score_only and (args.smoke or not (args.out / trainer / "marks.json").exists()):
             train_in_child(trainer, args)
+            trained.add(trainer)
     import torch
 
     torch.set_num_threads(args.threads)
     try:
-        marks = {t: read_record(args.out / t / "marks.json") for t in args.trainers}
-        rows = score(args.out, marks, args.matches)
-    except ValueError as error:  # a damaged marks.json or scores.json: say which, not a traceback
+        marks = {t: read_marks(args.out, t) for t in args.trainers}
+        policies, kept = plan(args.out, marks, args.matches, trained)
+        for name in ("learn.json", "learn.png"):
+            check_write_target(args.out / name)
+        rows = score(args.out, policies, kept, args.matches)
+    except (ValueError, AtomicWriteError) as error:  # a file of the folder refused, or a write failed: say which
         print(f"learn.py: {error}", file=sys.stderr)
         return 1
     speeds = {t: {"decisions_per_s": r["decisions_per_s"], "decisions": r["decisions"]} for t, r in marks.items()}
@@ -367,8 +421,12 @@ def main(argv: list[str] | None = None) -> int:
         result["decisions_per_s_ratio"] = {
             t: s["decisions_per_s"] / speeds["maskable"]["decisions_per_s"] for t, s in speeds.items()
         }
-    (args.out / "learn.json").write_text(json.dumps(result, indent=1))
-    plot(rows, args.out / "learn.png")
+    try:
+        atomic_write_text(args.out / "learn.json", json.dumps(result, indent=1))
+        plot(rows, args.out / "learn.png")
+    except AtomicWriteError as error:  # a full disk, or a target replaced since it was checked
+        print(f"learn.py: {error}", file=sys.stderr)
+        return 1
     print(report(rows, speeds, caught))
     print(f"wrote {args.out / 'learn.json'} and {args.out / 'learn.png'}")
     if args.json:

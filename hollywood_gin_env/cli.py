@@ -17,7 +17,7 @@ import importlib.util
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from hollywood_gin_env.support.messages import install_hint
+from hollywood_gin_env.support.messages import install_hint, shown_value
 
 #: subcommand -> (module whose main(argv, prog) runs it, one line on what it does)
 COMMANDS = {
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None, prog: str = "hollywood-gin") -> int:
         return 2
     name, rest = argv[0], argv[1:]
     if name not in COMMANDS:
-        print(f"{prog}: error: unknown command {name!r}: use one of {', '.join(COMMANDS)}", file=sys.stderr)
+        print(f"{prog}: error: unknown command {shown_value(name)}: use one of {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     if name in TRAINING_COMMANDS and (missing := missing_for_training()):
         return training_unavailable(f"{prog} {name}", name, rest, missing)

@@ -438,7 +438,7 @@ def read_toml(path: str) -> dict[str, Any]:
     """The TOML document of a config file: a regular file of at most MAX_CONFIG_BYTES; ValueError naming it else."""
     raw = read_user_file(path, MAX_CONFIG_BYTES, "config file")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark, as some editors write, is no part of the TOML
     except UnicodeDecodeError as error:
         raise ValueError(f"{escape_controls(str(path))} is not valid TOML: not UTF-8 text ({error})") from None
     return parse_toml(text, escape_controls(str(path)))

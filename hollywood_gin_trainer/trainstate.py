@@ -40,7 +40,7 @@ from pydantic.dataclasses import dataclass
 from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, MAX_WEIGHT, save_checkpoint
 from hollywood_gin_env.agents.networks import network_tensors
 from hollywood_gin_env.agents.policy import config_network
-from hollywood_gin_env.support.messages import escape_controls
+from hollywood_gin_env.support.messages import escape_controls, shown_text
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
 from hollywood_gin_trainer.config import (
     MAX_WARMSTART_DECISIONS,
@@ -381,7 +381,8 @@ def restore_streams(run: Run, train: dict[str, Any], generator_state: np.ndarray
     if train["device"] != run.device.type:  # a CPU generator's state does not fit a CUDA one: same run, not bit-exact
         run.generator.manual_seed(run.config.train.seed + run.progress.update)
         print(
-            f"resuming on {run.device.type} a run saved on {train['device']}: action samples reseeded", file=sys.stderr
+            f"resuming on {run.device.type} a run saved on {shown_text(train['device'])}: action samples reseeded",
+            file=sys.stderr,
         )
         return
     try:

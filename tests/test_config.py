@@ -150,6 +150,14 @@ def test_a_config_file_that_is_no_config_is_refused_at_once(tmp_path, kind):
     assert "\n" not in str(outcome[0])
 
 
+def test_a_config_saved_with_a_byte_order_mark_is_read_as_without_it(tmp_path):
+    """Some editors (Notepad) start a UTF-8 file with a byte order mark: the config reads the same as without it."""
+    text = Path(SMOKE).read_text(encoding="utf-8")
+    marked = tmp_path / "marked.toml"
+    marked.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert load_config(str(marked)) == load_config(SMOKE)
+
+
 def test_an_absent_env_threads_is_left_out_of_the_written_config_and_a_set_count_is_kept():
     assert load_config(None).train.env_threads is None and "env_threads" not in to_toml(load_config(None))
     assert "env_threads = 3" in to_toml(load_config(None, ["train.env_threads=3"])).splitlines()

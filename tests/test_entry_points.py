@@ -116,14 +116,16 @@ def test_train_help_and_errors_name_the_command(tmp_path, capsys):
         cli.main(["train", "--stop-after", "-1", "--run-dir", str(tmp_path / "run")])
 
 
-def test_train_without_torch_names_the_extra_in_one_line(tmp_path):
-    """Without torch, `hollywood-gin train` exits 2 with one line naming the [train] extra, no traceback."""
+def test_train_without_torch_names_the_extra_and_torchs_cpu_build_in_one_line(tmp_path):
+    """Without torch, `hollywood-gin train` exits 2 with one line naming the [train] extra and where torch's CPU
+    build is (PyPI's Linux torch is the CUDA build: several GB a CPU machine does not need), no traceback."""
     code = "import sys; sys.modules['torch'] = None; from hollywood_gin_env.cli import main; sys.exit(main(['train']))"
     done = run_module(tmp_path, code=code)
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("hollywood-gin train: error: training needs torch")
     assert 'python -m pip install "hollywood-gin[train]"' in done.stderr and "checkout" not in done.stderr
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in done.stderr  # the CPU build, not CUDA's
 
 
 def test_train_help_without_torch_shows_the_options_then_what_to_install(tmp_path):
@@ -138,7 +140,9 @@ def test_train_help_without_torch_shows_the_options_then_what_to_install(tmp_pat
     assert done.stdout.startswith("usage: hollywood-gin train ") and "--resume" in done.stdout, done.stdout
     assert done.stderr.startswith("hollywood-gin train: to run it: training needs torch") and done.stderr.rstrip(
         "\n"
-    ).endswith('not installed: python -m pip install "hollywood-gin[train]"'), done.stderr
+    ).endswith(
+        'not installed: python -m pip install "hollywood-gin[train]" --extra-index-url https://download.pytorch.org/whl/cpu'
+    ), done.stderr
 
 
 def test_the_help_points_at_documentation_that_is_installed(capsys):
@@ -214,3 +218,13 @@ def test_the_pettingzoo_module_without_its_extra_says_what_to_install(tmp_path):
     assert done.returncode == 1 and "During handling" not in done.stderr, done.stderr
     assert last.startswith("ModuleNotFoundError: hollywood_gin_env.envs.pettingzoo needs the [pettingzoo] extra"), last
     assert last.endswith('python -m pip install "hollywood-gin[pettingzoo]"'), last
+
+
+@pytest.mark.parametrize("command", ["play", "evaluate", "train", "exploit"])
+def test_the_help_and_the_shipped_configs_name_checkpoints_as_safetensors_files(command, capsys):
+    """Checkpoints are safetensors files: no program's help and no shipped config names a `.pt` file as one."""
+    pytest.importorskip("torch")
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    texts = [capsys.readouterr().out, *(path.read_text() for path in sorted((ROOT / "configs").glob("*.toml")))]
+    assert not [text for text in texts if re.search(r"\.pt\b", text)]

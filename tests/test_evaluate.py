@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_kernel
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES
 from hollywood_gin_env.evaluation.evaluate import (
+    PROG,
     bradley_terry,
     duplicate_deals,
     format_report,
@@ -299,6 +302,23 @@ def test_default_labels_are_a_checkpoints_file_stem_and_the_spec_otherwise():
     assert agent_label("CHECKPOINT:runs/x/hollywood-ppo.pt") == "hollywood-ppo"
     assert agent_label(" expert ") == "expert" and agent_label("checkpoint:a=b") == "a=b"
     assert agent_label(GreedyAgent()) == GreedyAgent().name
+
+
+def test_a_json_report_that_cannot_be_written_is_one_line_after_the_table(tmp_path, capsys, monkeypatch):
+    """On a full disk the report table is still printed, then one line says the JSON was not written (naming the file
+    and the disk's reason) and the status is 1: no traceback, and no file left half written."""
+    from hollywood_gin_env.support import atomic
+
+    def disk_full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic.os, "fsync", disk_full)
+    path = tmp_path / "report.json"
+    assert main(["--agents", "greedy", "random", "--matches", "2", "--no-progress", "--json", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert "greedy vs random" in out
+    assert err.splitlines() == [f"{PROG}: could not write {path} (No space left on device); nothing was written"]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_agents_given_as_name_equals_spec_carry_the_name_into_the_tables_and_json(tmp_path, capsys):

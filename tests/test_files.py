@@ -153,6 +153,24 @@ def test_a_kill_during_a_save_leaves_the_previous_file_intact(tmp_path):
     assert all(is_temp_name(name) for name in os.listdir(tmp_path) if name != path.name)
 
 
+def test_a_match_that_takes_its_save_file_removes_what_killed_saves_of_it_left(tmp_path):
+    """A save killed between writing its temporary and the rename leaves `.match.json.XXXXXXXX.tmp`: the next session
+    saving to match.json (play --resume, play --save, the web's matches) removes it, and leaves every other file,
+    another file's temporaries included."""
+    from hollywood_gin_env.engine.game import Game
+    from hollywood_gin_env.play.session import Session, load_match, save_match
+
+    path = tmp_path / "match.json"
+    save_match(str(path), Game(seed=3), 0, "random")
+    leftovers = [tmp_path / ".match.json.0a1b2c3d.tmp", tmp_path / ".match.json.z8_k2m1x.tmp"]
+    others = [tmp_path / ".other.json.0a1b2c3d.tmp", tmp_path / "match.json.bak", tmp_path / ".match.json.tmp"]
+    for file in leftovers + others:
+        file.write_text("{")
+    game, human, opponent = load_match(str(path))
+    Session(game, human, opponent, str(path))
+    assert sorted(os.listdir(tmp_path)) == sorted(p.name for p in [path, *others])
+
+
 @pytest.mark.parametrize("kind", ["device", "symlink", "dangling symlink", "fifo", "directory"])
 def test_a_target_that_is_not_a_regular_file_is_refused_and_left_as_it_was(tmp_path, kind):
     """The rename would replace whatever the path names (as root, /dev/null itself): refused, nothing written."""
@@ -205,6 +223,22 @@ def test_play_save_refuses_a_device_and_a_symlink(tmp_path, capsys):
     assert stat.S_ISCHR(os.lstat(node).st_mode) and link.is_symlink() and not (tmp_path / "target.json").exists()
 
 
+def test_play_refuses_a_save_target_before_the_match_starts(tmp_path, capsys, monkeypatch):
+    """play --save /dev/null (or into a path whose folder is a file) is refused in one line before the opponent is
+    loaded or a deal is made, not once per move."""
+    from hollywood_gin_env.play import session as play_session
+
+    def no_match(*args, **kwargs):
+        raise AssertionError("the match started")
+
+    for module in (play, play_session):  # the program loads the opponent, or the session does
+        monkeypatch.setattr(module, "load_agent", no_match)
+    for path, why in [("/dev/null", "it is a character device"), (f"{__file__}/x.json", "Not a directory")]:
+        assert play.main(["--save", path, "--opponent", "bot", "--seed", "1", "--no-color"]) == 2
+        out = capsys.readouterr().out
+        assert len(out.strip().splitlines()) == 1 and "play: error:" in out and why in out, out
+
+
 # --- user files -----------------------------------------------------------------------------------------------------
 
 
@@ -243,6 +277,32 @@ def test_a_user_file_that_is_not_a_regular_file_is_refused_at_once_by_kind(tmp_p
     described = {"device": "a character device", "fifo": "a FIFO (named pipe)", "directory": "a directory"}[kind]
     message = " ".join(capsys.readouterr().out.split()) if reader == "play --resume" else str(outcome[0])
     assert f"{path} is {described}, not a regular file" in message, message
+
+
+def _refusal_of_proc_self_mem(reader: str) -> str:
+    """The message a reader gives for /proc/self/mem."""
+    if reader == "train --config":
+        pytest.importorskip("pydantic")
+        from hollywood_gin_trainer.main import main as train_main
+
+        with pytest.raises(SystemExit) as stopped:  # its message is the one line the program prints
+            train_main(["--config", "/proc/self/mem"])
+        return str(stopped.value.code)
+    with pytest.raises(ValueError) as info:
+        if reader == "config file":
+            read_user_file("/proc/self/mem", 1 << 20, "config file")
+        else:
+            read_tensors("/proc/self/mem", {})
+    return str(info.value)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="needs Linux's /proc/self/mem")
+@pytest.mark.parametrize("reader", ["config file", "tensor file", "train --config"])
+def test_a_regular_file_whose_reads_fail_is_refused_in_one_line(reader):
+    """/proc/self/mem is a regular file of size 0 whose reads fail (EIO): refused in one line naming it and saying it
+    cannot be read, never an OSError traceback."""
+    message = _refusal_of_proc_self_mem(reader)
+    assert "cannot read" in message and "/proc/self/mem: Input/output error" in message, message
 
 
 def _outcome(call):

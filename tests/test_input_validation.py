@@ -138,6 +138,15 @@ def test_from_strings_refuses_repeats_foreign_digits_and_bare_strings(pairs, fra
         assert fragment in str(info.value)
 
 
+def test_a_rule_value_of_thousands_of_digits_is_refused_naming_its_key():
+    """A 5,000-digit value (past the 4,300 digits int() reads) is refused in a line naming the rule key and the
+    number of digits, like any other value out of range."""
+    with pytest.raises(ValueError) as info:
+        Rules.from_strings(["gin_bonus=20", "knock_limit=" + "9" * 5000])
+    message = str(info.value)
+    assert message.startswith("rule knock_limit=999") and "5,000 digits" in message and len(message) < 300, message
+
+
 def test_from_strings_parses_signed_ascii_integers():
     assert Rules.from_strings(["knock_limit=+7", "gin_bonus=020"]) == Rules(knock_limit=7, gin_bonus=20)
 
@@ -212,3 +221,45 @@ def test_solver_refuses_more_than_eleven_cards_at_once(size):
 def test_the_solver_takes_eleven_cards():
     assert melds.min_deadwood("4S AC 2C 3C 4C 5C 3D 4D 2H 3H 4H") == 8
     assert melds.arrange("AS 2S 3S")[0] == [[0, 1, 2]]
+
+
+# --- what a message echoes ----------------------------------------------------------------------------------------
+
+
+def huge_value_refusal(source: str, tmp_path: Path) -> str:
+    """The message refusing a huge value from `source` (a file, an argument)."""
+    from hollywood_gin_env.play.session import load_match
+    from hollywood_gin_env.support.streams import check_seed
+    from hollywood_gin_env.support.tensorfile import read_tensors
+
+    path = tmp_path / "file"
+    with pytest.raises(ValueError) as info:
+        if source == "a saved match's 16 MB human_seat":
+            saved = {"format": "hollywood-gin-match", "version": 1, "human_seat": "x" * (15 << 20), "events": []}
+            path.write_text(json.dumps(saved))
+            load_match(str(path))
+        elif source == "a tensor of 10,000 dimensions":
+            header = json.dumps({"w": {"dtype": "F32", "shape": [1] * 10_000, "data_offsets": [0, 4]}}).encode()
+            path.write_bytes(len(header).to_bytes(8, "little") + header + bytes(4))
+            read_tensors(path, {"w": ("float32", (2,))})
+        elif source == "a seed of 2**4000":
+            check_seed(2**4000)
+        else:
+            Rules(gin_bonus=-(2**20000))
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ("a saved match's 16 MB human_seat", "human_seat 'xxx"),
+        ("a tensor of 10,000 dimensions", "10,000 dimensions"),
+        ("a seed of 2**4000", "integer of about 1,205 digits"),
+        ("a rule of 20,000 binary digits", "gin_bonus=<a negative integer of about 6,021 digits>"),
+    ],
+)
+def test_an_error_message_echoes_a_huge_value_in_a_few_characters(source, named, tmp_path):
+    """A message names a bad value by its first characters (a long string, a long shape) or its size (an integer of
+    thousands of digits, which Python refuses to print past 4,300): a line of a few hundred characters at most."""
+    message = huge_value_refusal(source, tmp_path)
+    assert named in message and len(message) < 400 and "\n" not in message, message[:1000]

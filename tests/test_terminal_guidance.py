@@ -93,6 +93,21 @@ def test_a_hands_result_waits_for_enter_before_the_next_deal():
     assert card_name(game.hand(game.current_player)[0]) not in out.getvalue().split("Hand 1 ends")[1]
 
 
+@pytest.mark.parametrize("answer", ["quit", "Q", " exit "])
+def test_quit_where_the_hand_end_waits_for_enter_leaves_instead_of_dealing(answer):
+    """Where a hand's result waits for Enter, quit (any of its spellings) leaves the match there, offering to save,
+    instead of dealing the next hand; the prompt says so."""
+    game = Game(seed=0, deck=E1_DECK)
+    out, asked = io.StringIO(), []
+    console = Console(file=out, width=120)
+    answers = iter(["t", "knock 9d", answer, ""])  # the last: Enter, no to saving the match before leaving
+    console.input = lambda prompt="": asked.append(prompt) or next(answers)
+    terminal = play.Terminal(Session(game, game.current_player, "greedy"), console)
+    assert terminal.run() == 0
+    assert "quit: leave" in asked[2] and asked[3].startswith("Save the match to a file before leaving?"), asked
+    assert len(game.actions_played()) == 2 and out.getvalue().rstrip().endswith("Bye.")  # nothing of hand 2 played
+
+
 def test_the_pages_help_lists_one_command_a_line_without_quit():
     """On the page the help lists one command a line, without `quit`, which does nothing there."""
     pytest.importorskip("starlette", reason="the web server needs the [web] extra (in the test extra)")

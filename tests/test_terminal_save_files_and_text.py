@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,20 @@ def test_the_program_opens_with_whom_you_play_and_help_and_wraps_at_word_boundar
     assert not long, long
     cards = set(re.findall(r"\b[A2-9TJQK][SHDC]\b", shown))
     assert {card_name(c) for c in game.hand(human)} <= cards  # every card of the hand shown whole
+
+
+def test_output_into_a_pipe_keeps_each_line_whole():
+    """With stdout a pipe (a log, `| less`, a script) there is no terminal width to wrap at: the opening line and the
+    help's rows come out whole, never broken at 80 columns mid-sentence."""
+    done = subprocess.run(
+        [sys.executable, "-m", "hollywood_gin_env", "play", "--opponent", "greedy", "--seed", "3", "--seat", "0"],
+        input="help\nquit\n\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("You play greedy: ") and lines[0].endswith("hint shows what greedy would do."), lines
+    assert any(line.endswith("pass the upcard (the offer only), or let the last discard go") for line in lines), lines

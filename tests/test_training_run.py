@@ -393,3 +393,13 @@ def test_the_undamaged_state_resumes_and_trains_on(saved, tmp_path):
     run = TrainingRun.resume(again)
     _train(run, 1)
     assert run.progress.update == 3 and len(run.pool.snapshots) == 2
+
+
+def test_a_resumed_run_names_the_saved_device_with_its_control_characters_escaped(saved, tmp_path, capsys):
+    """A training state whose saved device holds a terminal's escape sequence resumes (the device differs: samples
+    are reseeded) and the line saying so shows the sequence escaped, so the terminal does nothing with it."""
+    device = "cuda\x1b]0;retitled\x07\x1b[2J"
+    bad = _damaged(saved, tmp_path / "last.safetensors", lambda tensors, train: _set(train, "device", device))
+    TrainingRun.resume(bad)
+    err = capsys.readouterr().err
+    assert "a run saved on cuda\\x1b]0;retitled\\x07\\x1b[2J: action samples reseeded" in err and "\x1b" not in err

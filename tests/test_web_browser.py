@@ -10,8 +10,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,41 @@ def test_the_command_line_prints_the_address_opens_the_browser_and_warns_off_loo
     finally:
         stop(process)
     assert not opened.exists()
+
+
+def test_ctrl_c_stops_the_server_at_once_and_says_so(tmp_path):
+    """Ctrl-C with a page's connection open: the server stops answering and says so within a second or two (the
+    process then exits 0), not seconds later in silence."""
+    process, url, _ = start(tmp_path, "--opponent", "random", "--no-browser")
+    with httpx.Client() as page:  # a keep-alive connection, as a browser's
+        assert page.get(url.split("#")[0]).status_code == 200
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        said = process.stdout.readline()
+        seconds = time.monotonic() - started
+    rest, _ = process.communicate(timeout=30)
+    assert said.strip() == "Server stopped." and seconds < 2.0, (said, seconds, rest)
+    assert process.returncode == 0, rest
+
+
+def test_sigterm_stops_the_server_promptly_while_nobody_reads_its_output(tmp_path):
+    """With its output a pipe nobody reads (a service's), 3,000 malformed requests (a log line each, far more than
+    the pipe holds) leave the server answering, and SIGTERM stops it within seconds."""
+    process, url, _ = start(tmp_path, "--opponent", "random", "--no-browser")  # its output is not read from now on
+    host, port = url.split("/")[2].rsplit(":", 1)
+    try:
+        for _ in range(3000):
+            with socket.create_connection((host, int(port)), timeout=5) as bad:
+                bad.sendall(b"NOT HTTP AT ALL \x01\r\n\r\n")
+                bad.recv(100)
+        assert httpx.get(url.split("#")[0], timeout=5).status_code == 200
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+        assert time.monotonic() - started < 3.0
+    finally:
+        process.kill()
+        process.communicate()
 
 
 def chromium() -> str | None:
@@ -254,6 +291,80 @@ def test_hints_and_help_leave_the_hand_in_the_window_and_errors_show_by_the_comm
             assert page.input_value("#command") == "xyz"  # kept, to be corrected
             assert "vs expert" in page.locator("#matchup").inner_text()
             assert "seat" not in page.locator("#matchup").inner_text()
+            browser.close()
+    finally:
+        stop(process)
+
+
+PLACEHOLDER_FITS = """() => {
+  const box = document.getElementById("command"), style = getComputedStyle(box);
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = style.font;
+  const room = box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return context.measureText(box.placeholder).width <= room;
+}"""
+CARD_TOPS = "() => [...document.querySelectorAll('#your-hand .slot .card')].map(c => c.getBoundingClientRect().top)"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_the_page_shows_an_eleven_card_hand_in_one_row_and_speaks_in_clicks(tmp_path, width):
+    """After taking the upcard (E1: 11 cards in four groups) the hand is one row at 1024 and 1280 pixels wide, the
+    drawn card beside the others; the status line says what to click, with the cards as their faces show them
+    (no terminal letters such as "(t)"), and the command box's example fits the box."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    args = ("--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT, "--deck", E1_DECK)
+    process, url, _ = start(tmp_path, *args)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": width, "height": 860})
+            page.goto(url)
+            page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
+            offer = page.locator("#prompt").inner_text()
+            assert offer == "Your turn: the upcard 2\u2663 is offered: click it to take it, or Pass.", offer
+            assert page.evaluate(PLACEHOLDER_FITS)
+            click(page, "[data-action=take][data-card='2C']")
+            page.wait_for_selector("[data-action=knock][data-card='9D']")
+            tops = page.evaluate(CARD_TOPS)
+            assert len(tops) == 11 and len(set(tops)) == 1, tops
+            prompt = page.locator("#prompt").inner_text()
+            assert "click one to discard it" in prompt and not re.search(r"\((t|p|d)\)|knock \d|e\.g\.", prompt)
+            browser.close()
+    finally:
+        stop(process)
+
+
+@pytest.mark.browser
+def test_move_numbers_past_nine_show_whole(tmp_path):
+    """Twelve moves into a hand the list of its moves numbers them 1 to 12, each number whole and inside the list
+    (not "0.", "1." with the tens cut off)."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    process, url, _ = start(tmp_path, "--no-browser", "--opponent", "greedy", "--seed", "1", "--seat", "0")
+    try:
+        api = url.replace("/#", "/api/matches/")
+        state = httpx.get(api).json()["state"]
+        while len(state["moves"]) < 12:  # pass, draw and discard what was drawn: the hand goes on
+            legal = {m["action"]: m for m in state["legal"]}
+            move = legal.get("pass") or legal.get("draw") or legal["discard"]
+            card = {"card": state["hand"]["drawn"] or move["card"]} if move["action"] == "discard" else {}
+            state = httpx.post(f"{api}/move", json={"seq": state["seq"], "action": move["action"], **card}).json()
+            state = state["state"]
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(url)
+            page.wait_for_selector("#moves li")
+            numbers = page.locator("#moves .number")
+            assert numbers.all_inner_texts()[:12] == [f"{n}." for n in range(1, 13)]
+            listed = page.locator("#moves").bounding_box()
+            for n in (8, 9, 10, 11):
+                box = numbers.nth(n).bounding_box()
+                assert box["x"] >= listed["x"] and box["x"] + box["width"] <= listed["x"] + listed["width"], box
             browser.close()
     finally:
         stop(process)

@@ -5,8 +5,13 @@ own keep-alive requests are never refused. Every socket here goes to 127.0.0.1, 
 
 from __future__ import annotations
 
+import http.client
+import json
+import logging
+import os
 import resource
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -14,24 +19,26 @@ from contextlib import contextmanager
 
 import pytest
 
+from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.play.session import Session
+from hollywood_gin_env.play.session import Opponent, Session
 
 pytest.importorskip("uvicorn", reason="the web server needs the [web] extra (in the test extra)")
 import uvicorn  # noqa: E402
 
 from hollywood_gin_env.play.web.app import create_app  # noqa: E402
 from hollywood_gin_env.play.web.matches import Matches, session_maker  # noqa: E402
-from hollywood_gin_env.play.web.server import bind, server_config  # noqa: E402
+from hollywood_gin_env.play.web.server import bind, quiet_log, server_config  # noqa: E402
 
 IDLE_SOCKETS = 2000
 IDLE_SECONDS = 1.0  # the server's idle timeout in these tests, so they take seconds
 
 
 @contextmanager
-def running_server(**limits) -> Iterator[int]:
-    """The page's server on 127.0.0.1 (a free port) in a thread, with `server_config`'s limits; yields the port."""
-    first = Session(Game(seed=5), 0, "greedy", None, hold_hand_ends=True)
+def running_server(first: Session | None = None, **limits) -> Iterator[int]:
+    """The page's server on 127.0.0.1 (a free port) in a thread, with `server_config`'s limits, its first match
+    `first` (a fresh one against greedy if None); yields the port."""
+    first = first or Session(Game(seed=5), 0, "greedy", None, hold_hand_ends=True)
     server = uvicorn.Server(server_config(create_app(Matches(session_maker(first, "0"))), **limits))
     sock = bind("127.0.0.1", 0)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -158,3 +165,144 @@ def test_a_pages_keep_alive_connections_are_served_within_the_limits():
         finally:
             for conn in conns:
                 conn.close()
+
+
+def stalled_body(port: int) -> socket.socket:
+    """A connection that sends a POST's head promising a 4,000-byte body, and then a few bytes of it."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    head = f"POST /api/matches HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+    sock.sendall(f"{head}Content-Length: 4000\r\n\r\n   ".encode())
+    return sock
+
+
+def test_beyond_the_connection_limit_a_stalled_body_is_closed_not_the_new_request():
+    """With the limit at 8 connections, 20 sockets that send a request's head and trickle its body leave at most 8
+    open (the longest stalled closed first), and each of 10 new connections still gets its request answered."""
+    with running_server(max_connections=8, idle_seconds=30, body_seconds=30) as port:
+        stalled = []
+        try:
+            for _ in range(20):
+                stalled.append(stalled_body(port))
+                time.sleep(0.01)  # in this order on the server too
+            assert [request(port)[0] for _ in range(10)] == [200] * 10
+            time.sleep(0.2)
+            still_open = [not closed_by_server(s) for s in stalled]
+            assert sum(still_open) <= 8 and not any(still_open[:12]), still_open
+        finally:
+            for s in stalled:
+                s.close()
+
+
+def test_a_body_that_does_not_arrive_by_its_deadline_is_cut_off():
+    """A request's body is owed within the body deadline from its head, however its bytes trickle in: a client
+    sending one byte of it every 0.2 s is closed once the deadline has passed."""
+    with running_server(idle_seconds=30, body_seconds=1.0) as port:
+        sock = stalled_body(port)
+        start = time.monotonic()
+        try:
+            while not closed_by_server(sock) and time.monotonic() - start < 5:
+                sock.sendall(b" ")
+                time.sleep(0.2)
+            assert closed_by_server(sock) and 0.9 < time.monotonic() - start < 2.5
+        finally:
+            sock.close()
+
+
+@pytest.mark.parametrize("size", [20_000, 100_000])
+def test_a_request_head_over_the_limit_is_refused_even_in_one_segment(size):
+    """A head of 20 KB (over the 16 KB bound) sent in one segment is refused with 400 like one that trickles in,
+    and the connection closed; a page's own requests (a few KB) pass."""
+    with running_server() as port:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        try:
+            sock.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Big: {'a' * size}\r\n\r\n".encode())
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 400 "), answer[:80]
+        finally:
+            sock.close()
+        assert request(port, "/?" + "a" * 4000)[0] == 200
+
+
+def test_clients_that_leave_mid_request_log_nothing(caplog):
+    """Twenty clients that send a request's head and part of its body, then reset the connection: the server logs
+    nothing for them (a client leaving is no error) and goes on answering."""
+    with caplog.at_level(logging.INFO), running_server() as port:
+        for _ in range(20):
+            sock = stalled_body(port)
+            time.sleep(0.02)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+            sock.close()
+        time.sleep(0.5)
+        assert request(port)[0] == 200
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("uvicorn")]
+
+
+def test_the_server_answers_while_its_log_goes_to_a_pipe_nobody_reads():
+    """With the log's stream a pipe that is never read (a service's unread stderr), 3,000 malformed requests (a
+    warning each: far more than the pipe holds) neither stop the server nor slow it: the next request is answered."""
+    read_end, write_end = os.pipe()
+    stream = os.fdopen(write_end, "w")
+    try:
+        with quiet_log(stream) as log, running_server() as port:
+            for _ in range(3000):
+                bad = socket.create_connection(("127.0.0.1", port), timeout=5)
+                bad.sendall(b"NOT HTTP AT ALL \x01\r\n\r\n")
+                bad.recv(100)
+                bad.close()
+            status, seconds = request(port)
+            assert status == 200 and seconds < 1.0, (status, seconds)
+        assert log.dropped > 0  # the lines the pipe could not take were dropped, not waited for
+    finally:  # drain the pipe from now on, so the log's thread is not left waiting on it
+        threading.Thread(target=drain, args=(read_end,), daemon=True).start()
+
+
+def drain(descriptor: int) -> None:
+    """Read a pipe until its writer closes it."""
+    while os.read(descriptor, 65536):
+        pass
+
+
+class GatedAgent:
+    """greedy, made to wait at `gate` while it is armed (a slow bot: a large network on a busy machine)."""
+
+    def __init__(self) -> None:
+        self.agent, self.name, self.armed, self.gate = load_agent("greedy"), "greedy", False, threading.Event()
+
+    def act(self, observations, action_masks):
+        if self.armed:
+            self.gate.wait(10)
+        return self.agent.act(observations, action_masks)
+
+
+def post_json(port: int, path: str) -> dict:
+    """The JSON answer to a POST of {} (a new match)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("POST", path, body=b"{}", headers={"Content-Type": "application/json"})
+    answer = json.loads(conn.getresponse().read())
+    conn.close()
+    return answer
+
+
+def test_a_slow_hint_holds_up_neither_the_page_nor_the_other_matches():
+    """While one match's hint waits on a slow bot, the page's files and another match's state are answered at once;
+    the hint is answered when the bot is done."""
+    bot = Opponent("greedy")
+    bot.agent = gated = GatedAgent()
+    with running_server(Session(Game(seed=5), 0, bot, None, hold_hand_ends=True)) as port:
+        slow, other = post_json(port, "/api/matches")["id"], post_json(port, "/api/matches")["id"]
+        gated.armed = True
+        hinted: list = []
+        asking = threading.Thread(target=lambda: hinted.append(request(port, f"/api/matches/{slow}/hint")))
+        asking.start()
+        time.sleep(0.3)  # the hint is waiting on the bot
+        try:
+            for path in ("/static/app.js", f"/api/matches/{other}"):
+                status, seconds = request(port, path)
+                assert status == 200 and seconds < 0.5, (path, status, seconds)
+            assert not hinted
+        finally:
+            gated.gate.set()
+            asking.join(10)
+        assert hinted and hinted[0][0] == 200

@@ -126,3 +126,16 @@ def test_the_icon_is_served_and_the_page_waits_for_its_data_with_a_note():
     page = client.get("/").text
     assert '<body class="loading">' in page and 'id="loading"' in page and 'rel="icon"' in page
     assert re.search(r'<button[^>]*id="pass"[^>]*\bhidden\b', page), "the Pass button shows before any state"
+
+
+def test_every_match_a_server_starts_plays_one_loaded_copy_of_its_bot(monkeypatch):
+    """Twelve matches started on one server play the bot loaded once with the first match (a checkpoint's weights are
+    held once, however many pages play it), not a copy each."""
+    from hollywood_gin_env.play import session as play_session
+
+    loaded = []
+    load = play_session.load_agent
+    monkeypatch.setattr(play_session, "load_agent", lambda spec, **kw: loaded.append(spec) or load(spec, **kw))
+    client, matches = server()
+    ids = [client.post("/api/matches", json={}).json()["id"] for _ in range(12)]
+    assert loaded == ["greedy"] and len({id(matches.get(i).session.bot) for i in ids}) == 1

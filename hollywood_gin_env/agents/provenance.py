@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.messages import shown_value
 
 
 def agent_rules(agent: Any) -> Rules | None:
@@ -25,7 +26,7 @@ def agent_rules(agent: Any) -> Rules | None:
     try:
         return Rules.from_spec(recorded)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"agent {_name(agent)!r} records rules that are not rules: {error}") from None
+        raise ValueError(f"agent {shown_value(_name(agent))} records rules that are not rules: {error}") from None
 
 
 def recorded_rules(metadata: Mapping[str, Any], where: str) -> Rules | None:
@@ -58,9 +59,9 @@ def rules_in_play(agents: Iterable[Any], rules: Rules | None = None) -> Rules:
             first = (agent, recorded)
         elif recorded != first[1]:
             raise ValueError(
-                f"agent {_name(first[0])!r} was trained under the rules {first[1].describe()!r} and agent "
-                f"{_name(agent)!r} under {recorded.describe()!r}: name the rules to play them under (--rules, or "
-                "rules= in Python)"
+                f"agent {shown_value(_name(first[0]))} was trained under the rules {first[1].describe()!r} and "
+                f"agent {shown_value(_name(agent))} under {recorded.describe()!r}: name the rules to play them under "
+                "(--rules, or rules= in Python)"
             )
     return Rules() if first is None else first[1]
 

@@ -16,6 +16,8 @@ import contextlib
 import sys
 from collections.abc import Iterator
 
+from hollywood_gin_env.support.messages import shown_value
+
 #: The torch threads an agent acts on unless told: `evaluate --threads`' default, and the Python API's.
 DEFAULT_TORCH_THREADS = 1
 #: Torch threads a process may be asked for (each takes an OpenMP thread's memory).
@@ -29,7 +31,7 @@ def check_torch_threads(value: object, name: str = "torch_threads") -> int:
         return DEFAULT_TORCH_THREADS
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TORCH_THREADS:
         raise ValueError(
-            f"{name}={value!r} is not allowed: use an integer from 1 to {MAX_TORCH_THREADS} "
+            f"{name}={shown_value(value)} is not allowed: use an integer from 1 to {MAX_TORCH_THREADS} "
             f"(default: {DEFAULT_TORCH_THREADS})"
         )
     return value

@@ -18,6 +18,7 @@ from PIL import Image, ImageDraw, ImageFont
 from hollywood_gin_env.display.position import Position
 from hollywood_gin_env.rules.cards import RANKS, rank_of, suit_of
 from hollywood_gin_env.rules.melds import arrange
+from hollywood_gin_env.support.messages import shown_value
 
 WIDTH, HEIGHT = 960, 540
 CARD_W, CARD_H = 54, 78
@@ -185,7 +186,7 @@ def _sheet(draw: ImageDraw.ImageDraw, position: Position, learner_seat: int | No
 def draw_position(position: Position, learner_seat: int | None = None) -> np.ndarray:
     """A match as uint8[HEIGHT, WIDTH, 3]: P0's hand above, the stock and pile, P1's hand below."""
     if learner_seat not in (None, 0, 1) or isinstance(learner_seat, bool):
-        raise ValueError(f"learner_seat={learner_seat!r} is not allowed: use 0, 1 or None")
+        raise ValueError(f"learner_seat={shown_value(learner_seat)} is not allowed: use 0, 1 or None")
     image = Image.new("RGB", (WIDTH, HEIGHT), FELT)
     draw = ImageDraw.Draw(image)
     _hand_row(draw, position, 0, TOP_HAND_Y, learner_seat)

@@ -32,6 +32,7 @@ from hollywood_gin_env.display.words import (
 from hollywood_gin_env.rules.actions import ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import card_name, rank_of
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
+from hollywood_gin_env.support.messages import shown_value
 
 RECENT_PILE = 6  # discards shown to a seat: enough to read the opponent, short enough for one line
 LAST_MOVES = 2  # move sentences shown under the match: the opponent's turn and your own draw
@@ -41,7 +42,7 @@ def seat_names(viewer: int | None, names: Sequence[str] | None = None) -> tuple[
     """Display names of seats 0 and 1: given ones, else "You"/"Opponent" for a viewer, else "P0"/"P1"."""
     if names is not None:
         if len(names) != 2 or not all(isinstance(n, str) and n for n in names):
-            raise ValueError(f"names={names!r} must be two non-empty strings (seat 0, seat 1)")
+            raise ValueError(f"names={shown_value(names)} must be two non-empty strings (seat 0, seat 1)")
         return names[0], names[1]
     if viewer is None:
         return "P0", "P1"
@@ -135,7 +136,7 @@ def position_text(
     out as the player's own, its hand last and its score column first (default: the viewer's; else seat order)."""
     for name, value in (("viewer", viewer), ("own_seat", own_seat)):
         if value not in (None, 0, 1) or isinstance(value, bool):
-            raise ValueError(f"{name}={value!r} is not allowed: use 0, 1 or None (everything)")
+            raise ValueError(f"{name}={shown_value(value)} is not allowed: use 0, 1 or None (everything)")
     seat = seat_names(viewer, names)
     own = viewer if own_seat is None else own_seat
     dealer = seat[position.dealer]

@@ -19,6 +19,7 @@ from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads, slic
 from hollywood_gin_env.rules.actions import as_actions
 from hollywood_gin_env.rules.cards import NUM_CARDS, as_cards
 from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.messages import shown_value
 
 _NO_GUARD = contextlib.nullcontext()  # reusable; built once, as a step calls the engine twice or more
 #: Fewest matches a thread's slice gets: the rules cost about a microsecond a match, a slice a few of Python.
@@ -61,11 +62,11 @@ class Engine:
 
     def __init__(self, num_matches: int, rules: Rules | None = None, num_threads: int | None = None) -> None:
         if num_matches < 1:
-            raise ValueError(f"num_matches={num_matches!r} must be at least 1")
+            raise ValueError(f"num_matches={shown_value(num_matches)} must be at least 1")
         self.num_matches = num_matches
         self.rules = rules if rules is not None else Rules()
         if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules={self.rules!r} is not a hollywood_gin_env.Rules")
+            raise ValueError(f"rules={shown_value(self.rules)} is not a hollywood_gin_env.Rules")
         self.params = self.rules.to_params()
         self.threads: KernelThreads = kernel_threads(num_threads)
         announce_first_compile()  # before the first kernel call compiles for 15-40 s on a cold cache

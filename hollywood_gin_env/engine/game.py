@@ -23,6 +23,7 @@ from hollywood_gin_env.rules.cards import NUM_CARDS, from_mask
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_NAMES, MAX_GAMES
 from hollywood_gin_env.rules.showdown import showdown
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.streams import draw_root_seed, match_seeds
 
 
@@ -46,7 +47,7 @@ class Game:
     ) -> None:
         first_dealer = check_first_dealer(first_dealer)
         if seed is not None and not _is_int(seed):
-            raise ValueError(f"seed={seed!r} is not allowed: use an integer or None")
+            raise ValueError(f"seed={shown_value(seed)} is not allowed: use an integer or None")
         self._engine = Engine(1, rules)
         self.rules = self._engine.rules
         self.seed = draw_root_seed() if seed is None else int(seed)
@@ -238,15 +239,15 @@ class Game:
         """Rebuild a match from its event log: same seed, rules, deck and actions."""
         if isinstance(events, (str, bytes, dict)) or not isinstance(events, (list, tuple)) or not events:
             raise ValueError(
-                f"events={events!r:.80} is not an event log: expected Game.events, a non-empty list "
+                f"events={shown_value(events)} is not an event log: expected Game.events, a non-empty list "
                 "of dicts starting with a 'start' event"
             )
         start = events[0]
         if not isinstance(start, dict) or start.get("type") != "start":
-            raise ValueError(f"an event log starts with a 'start' event, got {start!r:.80}")
+            raise ValueError(f"an event log starts with a 'start' event, got {shown_value(start)}")
         missing = [key for key in ("seed", "deck", "first_dealer", "rules") if key not in start]
         if missing or not isinstance(start["rules"], dict):
-            raise ValueError(f"the 'start' event lacks {missing or 'a rules dict'}: {start!r:.120}")
+            raise ValueError(f"the 'start' event lacks {missing or 'a rules dict'}: {shown_value(start)}")
         game = cls(Rules(**start["rules"]), seed=start["seed"], deck=start["deck"], first_dealer=start["first_dealer"])
         for event in events:
             if "action" in event:
@@ -307,4 +308,4 @@ def _is_int(value: Any) -> bool:
 def _check_player(player: Any) -> None:
     """ValueError unless player is the integer 0 or 1."""
     if not _is_int(player) or player not in (0, 1):
-        raise ValueError(f"player={player!r} is not allowed: use 0 or 1")
+        raise ValueError(f"player={shown_value(player)} is not allowed: use 0 or 1")

@@ -34,6 +34,7 @@ from hollywood_gin_env.rules.options import (
 )
 from hollywood_gin_env.rules.scoring import MAX_GAMES
 from hollywood_gin_env.support.jit import njit, njit_inline
+from hollywood_gin_env.support.messages import shown_value
 
 #: Deadwood counts are divided by this (no 11-card hand has 100 deadwood).
 DEADWOOD_SCALE = 100.0
@@ -350,7 +351,7 @@ def encode_rows(threads, players, selected, arrays, params, out_obs, out_mask) -
 def encode_one(engine, match: int, player: int) -> dict[str, np.ndarray]:
     """The observation dict of one player in one match of an `Engine`."""
     if player not in (0, 1):
-        raise ValueError(f"player={player!r} is not 0 or 1")
+        raise ValueError(f"player={shown_value(player)} is not 0 or 1")
     n = engine.num_matches
     players = np.full(n, player, dtype=np.int64)
     selected = np.zeros(n, dtype=np.bool_)

@@ -23,6 +23,7 @@ from hollywood_gin_env.rules.melds import BIG
 from hollywood_gin_env.rules.options import P_DEAD_STOCK
 from hollywood_gin_env.rules.scoring import KIND_NAMES, MAX_GAMES, series_result
 from hollywood_gin_env.support.jit import njit
+from hollywood_gin_env.support.messages import shown_value
 
 #: Counters and points (hands, turns, totals) are far below this in any match; the bound keeps sums in int64.
 COUNT_MAX = 1 << 31
@@ -106,7 +107,7 @@ def _typed(arrays: Mapping[str, Any], num_matches: int) -> EngineState:
     names = set(EngineState._fields)
     unknown, missing = sorted(set(arrays) - names, key=str), sorted(names - set(arrays))
     if unknown or missing:
-        what = f"unknown field {unknown[0]!r}" if unknown else f"missing field {missing[0]!r}"
+        what = f"unknown field {shown_value(unknown[0])}" if unknown else f"missing field {shown_value(missing[0])}"
         raise ValueError(f"engine state: {what}; the fields are {', '.join(EngineState._fields)}")
     fields = {}
     for name, model in template._asdict().items():
@@ -114,7 +115,8 @@ def _typed(arrays: Mapping[str, Any], num_matches: int) -> EngineState:
         if not isinstance(array, np.ndarray) or array.dtype != model.dtype or array.shape != shape:
             found = f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray) else type(array).__name__
             raise ValueError(
-                f"engine state field {name!r} must be an array of dtype {model.dtype} and shape {shape}, got {found}"
+                f"engine state field {shown_value(name)} must be an array of dtype {model.dtype} and shape {shape}, "
+                f"got {found}"
             )
         fields[name] = array
     return EngineState(**fields)
@@ -124,7 +126,7 @@ def _bad(field: str, bad: np.ndarray, what: str, kind: str = "engine") -> None:
     """Raise for the first match flagged in bad (bool[N], or bool[N, ...])."""
     rows = np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))
     if rows.size:
-        raise ValueError(f"{kind} state field {field!r}, match {int(rows[0])}: {what}")
+        raise ValueError(f"{kind} state field {shown_value(field)}, match {int(rows[0])}: {what}")
 
 
 def _check_ranges(state: EngineState) -> None:
@@ -246,7 +248,7 @@ def _check_derived(state: EngineState, params: np.ndarray) -> None:
 def check_counters(decision_step: Any, step: Any, num_matches: int) -> tuple[np.ndarray, int]:
     """SelfPlayVectorEnv's counters: decision_step int64[N, 2] in -1..step-1, step an int >= 0."""
     if type(step) is not int and not (isinstance(step, np.integer) and not isinstance(step, np.bool_)):
-        raise ValueError(f"env state field 'step' must be an integer, got {step!r:.40}")
+        raise ValueError(f"env state field 'step' must be an integer, got {shown_value(step)}")
     if not 0 <= step < COUNT_MAX**2:
         raise ValueError(f"env state field 'step'={step} must lie in 0..{COUNT_MAX**2 - 1}")
     shape, array = (num_matches, 2), decision_step

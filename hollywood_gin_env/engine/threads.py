@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from hollywood_gin_env.support.messages import shown_value
+
 MAX_THREADS = 1024
 _THREAD_PREFIX = "hollywood-gin-kernel"
 
@@ -81,7 +83,7 @@ def check_num_threads(value: object, name: str = "num_threads") -> int:
         return default_threads()
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_THREADS:
         raise ValueError(
-            f"{name}={value!r} is not allowed: use an integer from 1 to {MAX_THREADS} "
+            f"{name}={shown_value(value)} is not allowed: use an integer from 1 to {MAX_THREADS} "
             f"(default: {default_threads()}: the CPUs this process may use but one, unless set_default_threads "
             "changed it)"
         )

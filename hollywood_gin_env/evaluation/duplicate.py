@@ -44,6 +44,7 @@ from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
 from hollywood_gin_env.support.imports import MODULE_NAME
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.streams import check_seed
 
 MAX_MATCH_DECISIONS = 1_000_000  # random vs random (the longest real play): 32,000 a match, the longest of 60: 81,166
@@ -157,8 +158,11 @@ def _choose(agent: AgentProtocol, obs: np.ndarray, masks: np.ndarray) -> tuple[n
     """The agent's actions for a batch with illegal ones replaced (see module docstring); their count."""
     actions = np.asarray(agent.act(obs, masks))
     if actions.shape != (obs.shape[0],):
-        raise ValueError(f"agent {agent.name!r} returned actions of shape {actions.shape}, expected ({obs.shape[0]},)")
-    actions = as_actions(actions, obs.shape[0], f"the actions of agent {agent.name!r}").copy()  # no float casts
+        raise ValueError(
+            f"agent {shown_value(agent.name)} returned actions of shape {actions.shape}, expected ({obs.shape[0]},)"
+        )
+    source = f"the actions of agent {shown_value(agent.name)}"
+    actions = as_actions(actions, obs.shape[0], source).copy()  # no float casts
     ok = (actions >= 0) & (actions < NUM_ACTIONS)
     ok[ok] = masks[np.flatnonzero(ok), actions[ok]] == 1
     if not ok.all():
@@ -266,7 +270,7 @@ def play_hands(
     """Play matches [start, stop) as `play_chunk` does: the record of their matches, games and decisions (no hand
     totals yet), and one row per hand played (columns `HAND_COLUMNS`: A's side is 1, B's 0)."""
     if type(max_decisions) is not int or max_decisions < 1:
-        raise ValueError(f"max_decisions={max_decisions!r} is not allowed: use a whole number >= 1")
+        raise ValueError(f"max_decisions={shown_value(max_decisions)} is not allowed: use a whole number >= 1")
     deals = duplicate_deals(num_matches, seed, start, stop)
     batch = _Batch(deals, rules, max_decisions=max_decisions, num_threads=num_threads)
     record, hands = PairRecord(*(names or (agents[0].name, agents[1].name))), []
@@ -323,18 +327,22 @@ class Schedule:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= (high or value):
                 allowed = f"of at least {low}" if high is None else f"from {low} to {high}"
-                raise ValueError(f"{name}={value!r} is not allowed: use an integer {allowed}")
+                raise ValueError(f"{name}={shown_value(value)} is not allowed: use an integer {allowed}")
         num_chunks(2, self.chunk_matches)  # checks it is even and positive
         for name in ("chunk_timeout", "task_cpus"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-                raise ValueError(f"{name}={value!r} must be a finite number above 0")
+                raise ValueError(f"{name}={shown_value(value)} must be a finite number above 0")
         imports = self.imports
         if isinstance(imports, str) or not all(isinstance(n, str) and MODULE_NAME.fullmatch(n) for n in imports):
-            raise ValueError(f"imports={imports!r} is not allowed: give a tuple of module names, e.g. ('mine',)")
+            raise ValueError(
+                f"imports={shown_value(imports)} is not allowed: give a tuple of module names, e.g. ('mine',)"
+            )
         object.__setattr__(self, "imports", tuple(imports))
         if self.ray_address is not None and self.workers == 1:
-            raise ValueError(f"ray_address={self.ray_address!r} needs workers of 2 or more (1 runs here, without Ray)")
+            raise ValueError(
+                f"ray_address={shown_value(self.ray_address)} needs workers of 2 or more (1 runs here, without Ray)"
+            )
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,9 @@ from hollywood_gin_env.evaluation.duplicate import (
 )
 from hollywood_gin_env.evaluation.stats import Z95, bradley_terry, points_standard_error, wilson_interval
 from hollywood_gin_env.rules.options import Rules
-from hollywood_gin_env.support.atomic import atomic_write_text, check_write_target
+from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_env.support.imports import import_modules
-from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message
+from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
 #: --chunk-matches at most: a chunk's matches are played at once (engine states, observations, an agent's batch)
@@ -236,11 +236,13 @@ def agent_labels(specs: Sequence[AgentSpec], names: Sequence[str | None] | None 
     for spec, name in zip(specs, names, strict=True):
         label = check_name(name) if name is not None else agent_label(spec)
         if not label or not label.isprintable():
-            raise ValueError(f"agent {spec_text(spec)!r} has no printable label ({label!r}): name it, NAME=SPEC")
+            shown = shown_value(spec_text(spec))
+            raise ValueError(f"agent {shown} has no printable label ({shown_value(label)}): name it, NAME=SPEC")
         if label in seen:
+            first, second = shown_value(seen[label]), shown_value(spec_text(spec))
             raise ValueError(
-                f"agents {seen[label]!r} and {spec_text(spec)!r} are both labelled {label!r}: name them apart "
-                f"with NAME=SPEC, e.g. a={seen[label]} b={spec_text(spec)}"
+                f"agents {first} and {second} are both labelled {shown_value(label)}: name them apart with NAME=SPEC, "
+                f"e.g. a={first[1:-1]} b={second[1:-1]}"
             )
         seen[label] = spec_text(spec)
         labels.append(label)
@@ -517,8 +519,8 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
         help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your class or "
-             "factory), a name an installed package registers; each "
-             f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
+             "factory), a name an installed package registers; each optionally named for the report "
+             f"(mine=checkpoint:runs/x/policy.safetensors; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
         "(default: %(default)s)")
@@ -611,7 +613,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         return _interrupted(args, rules, finished)
     print(format_report(report))
     if args.json:
-        atomic_write_text(args.json, json.dumps(report, indent=2))
+        try:
+            atomic_write_text(args.json, json.dumps(report, indent=2))
+        except AtomicWriteError as error:  # a full disk: the report above stands, its message says what was kept
+            print(printable_message(f"{prog}: {error}"), file=sys.stderr)
+            return 1
     return 0
 
 

@@ -39,6 +39,7 @@ from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agen
 from hollywood_gin_env.agents.torch_threads import torch_threads_for
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
 from hollywood_gin_env.support.imports import import_modules
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.tensorfile import MAX_FILE_BYTES
 from hollywood_gin_env.support.userfiles import read_user_file
 
@@ -93,7 +94,7 @@ def _check_specs(job: ChunkJob, schedule: Schedule) -> None:
     for spec in job.specs:
         if not isinstance(spec, str):
             raise ValueError(
-                f"workers={schedule.workers}: agent {spec!r} is an object; Ray workers build agents "
+                f"workers={schedule.workers}: agent {shown_value(spec)} is an object; Ray workers build agents "
                 f"from spec strings (random, greedy, expert, bot, checkpoint:PATH, module:attr, ...)"
             )
 

@@ -18,6 +18,7 @@ from hollywood_gin_env.display.words import display_order, example_discard, hand
 from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTION_TAKE, DISCARD_BASE, KNOCK_BASE
 from hollywood_gin_env.rules.cards import RANKS, SUITS, card_name, parse_card
 from hollywood_gin_env.rules.melds import min_deadwood
+from hollywood_gin_env.support.messages import shown_value
 
 if TYPE_CHECKING:
     from hollywood_gin_env.engine.game import Game
@@ -83,6 +84,11 @@ class Command:
     action: int | None = None
 
 
+def is_quit(text: str) -> bool:
+    """True if text is one of quit's spellings (quit, q, exit; any case, spaces around)."""
+    return WORDS.get(text.strip().lower()) == "quit"
+
+
 def action_words(action: int, game: Game) -> str:
     """An action in words for the player to act: "draw from the stock", "take 7H", "knock discarding 7H"."""
     pile = game.discard_pile
@@ -118,7 +124,7 @@ def parse_card_token(token: str) -> int:
         return parse_card(token.translate(SUIT_SYMBOLS))
     except ValueError:
         raise CommandError(
-            f"{token!r} is not a command or a card (a card is a rank and a suit: 7h, 10d, as); type help."
+            f"{shown_value(token)} is not a command or a card (a card is a rank and a suit: 7h, 10d, as); type help."
         ) from None
 
 
@@ -148,12 +154,12 @@ def parse_command(text: str, game: Game, player: int) -> Command:
     word, args = tokens[0], tokens[1:]
     if word not in WORDS:
         if args:
-            raise CommandError(f"Unknown command {word!r}. Type help for the commands.")
+            raise CommandError(f"Unknown command {shown_value(word)}. Type help for the commands.")
         word, args = "discard", [word]  # a bare card is a discard
     kind = WORDS[word]
     if kind in TABLE_COMMANDS:
         if args:
-            raise CommandError(f"{word} takes nothing after it (got {' '.join(args)!r}).")
+            raise CommandError(f"{word} takes nothing after it (got {shown_value(' '.join(args))}).")
         return Command(kind)
     if game.done:
         raise CommandError("The match is over: nothing more can be played.")
@@ -178,16 +184,16 @@ def _one_card(word: str, args: list[str], game: Game) -> int:
     if args and WORDS[word] == "take":  # the card is optional: only the extra words are wrong
         raise CommandError(
             f"{word} takes the face-up card and nothing more: {word} or {word} {example}, not {word} "
-            f"{' '.join(args)!r:.40}."
+            f"{shown_value(' '.join(args))}."
         )
-    got = f"got {' '.join(args)!r:.40}" if args else "got none"
+    got = f"got {shown_value(' '.join(args))}" if args else "got none"
     raise CommandError(f"{word} takes one card, e.g. {word} {example} ({got}). {legal_summary(game)}")
 
 
 def _action(kind: str, word: str, args: list[str], game: Game, player: int) -> int:
     card = None
     if kind in ("draw", "pass") and args:
-        raise CommandError(f"{word} takes nothing after it (got {' '.join(args)!r}).")
+        raise CommandError(f"{word} takes nothing after it (got {shown_value(' '.join(args))}).")
     if kind == "take" and args:
         card = _one_card(word, args, game)
         top = game.discard_pile[-1] if game.discard_pile else None  # empty right after the upcard is taken

@@ -5,18 +5,24 @@ through `play(action)` (checked: the human's turn, a legal action), the bot's th
 decision, so a resumed match plays on exactly as an unbroken one), and every move is saved at once, atomically,
 in the one save format (`save_match` / `load_match`). A front end only shows the match and turns input into
 actions. A hand's end can be held (`advance(hold_hand_end=True)`) so a page shows it before the bot plays on.
+
+The bot is an `Opponent`: the agent its spec names, loaded once and shared by every session given it (the web page's
+matches hold one copy of a checkpoint, not one each), and used by one thread at a time (its reseeding and its choice
+are one step, whichever thread asks).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import threading
 from typing import Any
 
 from hollywood_gin_env.agents import HEURISTICS, AgentProtocol, load_agent
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.hints import agent_choice, agent_label, hint_lines
-from hollywood_gin_env.support.atomic import atomic_write_text
+from hollywood_gin_env.support.atomic import atomic_write_text, remove_temporaries
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.userfiles import format_bytes, read_user_file
 
 FILE_FORMAT = "hollywood-gin-match"
@@ -75,7 +81,8 @@ def _field(data: dict, key: str, allowed: tuple, path: str) -> Any:
     value = data.get(key)
     if not any(type(value) is type(a) and value == a for a in allowed):
         raise ValueError(
-            f"{path}: {key} {value!r} is not allowed: this program reads {key} {' or '.join(repr(a) for a in allowed)}"
+            f"{path}: {key} {shown_value(value)} is not allowed: this program reads {key} "
+            f"{' or '.join(repr(a) for a in allowed)}"
         )
     return value
 
@@ -90,7 +97,7 @@ def load_match(path: str) -> tuple[Game, int, str]:
     opponent = data.get("opponent", "expert")
     if not isinstance(opponent, str) or not opponent.isprintable():
         raise ValueError(
-            f"{path}: opponent {opponent!r:.200} is not allowed: use an agent spec such as 'bot' or 'expert' "
+            f"{path}: opponent {shown_value(opponent)} is not allowed: use an agent spec such as 'bot' or 'expert' "
             "(printable characters only)"
         )
     events = data.get("events")
@@ -106,11 +113,40 @@ def load_match(path: str) -> tuple[Game, int, str]:
     return game, human, opponent
 
 
-class Session:
-    """One match between the human at seat `human` and the agent `opponent` names, saved to `save_path` if given.
+class Opponent:
+    """The agent a spec names (`agent` if given, built from it already; else `load_agent(spec, allow_import=...)`),
+    loaded once: sessions given the same Opponent share it, one thread at a time."""
 
-    The agent is `agent` if given (built from `opponent` already), else `load_agent(opponent, allow_import=...)`:
-    `allow_import=False` for a spec read from a save file, which never makes the program import a module.
+    def __init__(self, spec: str, agent: AgentProtocol | None = None, allow_import: bool = True) -> None:
+        self.spec, self._lock = spec, threading.Lock()
+        self.agent = agent if agent is not None else load_agent(spec, allow_import=allow_import)
+
+    @property
+    def label(self) -> str:
+        """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
+        return agent_label(getattr(self.agent, "name", self.spec))
+
+    def choose(self, game: Game, player: int, seed: int) -> int:
+        """The agent's action for `player`, reseeded with `seed` first (so a resumed match plays on as an unbroken
+        one)."""
+        with self._lock:
+            if hasattr(self.agent, "reset"):
+                self.agent.reset(seed)
+            return agent_choice(self.agent, game, player)
+
+    def hint(self, game: Game, player: int) -> list[str]:
+        """What the agent would do in `player`'s seat, and the deadwood each choice leaves (`hint_lines`)."""
+        with self._lock:
+            return hint_lines(game, player, self.agent)
+
+
+class Session:
+    """One match between the human at seat `human` and the agent `opponent` names (or an `Opponent` to share), saved
+    to `save_path` if given.
+
+    The agent is `agent` if given (built from `opponent` already), else `load_agent(opponent, allow_import=...)`
+    (`Opponent`): `allow_import=False` for a spec read from a save file, which never makes the program import a
+    module.
     With hold_hand_ends (the web page), a hand that ends before the match does is held: nothing more is played
     until `continue_play()`, so the page shows the hand's end before the bot opens the next one.
     """
@@ -119,25 +155,32 @@ class Session:
         self,
         game: Game,
         human: int,
-        opponent: str,
+        opponent: str | Opponent,
         save_path: str | None = None,
         hold_hand_ends: bool = False,
         agent: AgentProtocol | None = None,
         allow_import: bool = True,
     ) -> None:
         if type(human) is not int or human not in (0, 1):
-            raise ValueError(f"human={human!r} is not allowed: use seat 0 or 1")
-        self.game, self.human, self.opponent, self.save_path = game, human, opponent, save_path
+            raise ValueError(f"human={shown_value(human)} is not allowed: use seat 0 or 1")
+        self.bot = opponent if isinstance(opponent, Opponent) else Opponent(opponent, agent, allow_import)
+        self.game, self.human, self.opponent, self.save_path = game, human, self.bot.spec, save_path
+        if save_path:  # what a killed save of this file left beside it (a save writes a temporary, then renames it)
+            remove_temporaries(save_path)
         self.hold_hand_ends = hold_hand_ends
-        self.agent = agent if agent is not None else load_agent(opponent, allow_import=allow_import)
         self.names = player_names(human, self.opponent_label)
         self.held_hand_end: int | None = None  # index of the held "hand_result" event
         self.save_error: str | None = None  # why the last save failed; None when it worked or there is no file
 
     @property
+    def agent(self) -> AgentProtocol:
+        """The bot's agent (shared with the sessions given the same `Opponent`: play it through `bot`)."""
+        return self.bot.agent
+
+    @property
     def opponent_label(self) -> str:
-        """The opponent as the player reads it ("bot", "policy.pt", "expert")."""
-        return agent_label(getattr(self.agent, "name", self.opponent))
+        """The opponent as the player reads it ("bot", "policy.safetensors", "expert")."""
+        return self.bot.label
 
     @property
     def opponent_name(self) -> str:
@@ -185,9 +228,8 @@ class Session:
         """The bot's action, reseeded per decision so a resumed match plays on exactly as an unbroken one."""
         if self.game.done or self.game.current_player == self.human or self.held_hand_end is not None:
             raise SessionError("It is not the bot's turn.")
-        if hasattr(self.agent, "reset"):
-            self.agent.reset(random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63))
-        self._step(agent_choice(self.agent, self.game, 1 - self.human))
+        seed = random.Random(f"{self.game.seed}:{len(self.game.actions_played())}").getrandbits(63)
+        self._step(self.bot.choose(self.game, 1 - self.human, seed))
 
     def _step(self, action: int) -> None:
         events = self.game.events
@@ -214,7 +256,7 @@ class Session:
         """What the bot would do in the human's seat and the deadwood each choice leaves (the terminal's `hint`)."""
         if not self.humans_turn:
             raise SessionError(self.not_your_turn())
-        return hint_lines(self.game, self.human, self.agent)
+        return self.bot.hint(self.game, self.human)
 
 
 def opponent_name(label: str) -> str:
@@ -232,5 +274,5 @@ def player_names(human: int, label: str) -> tuple[str, str]:
 def choose_seat(seat: str, seed: int) -> int:
     """The human's seat for `--seat`: "0", "1", or "random" (drawn from the match seed, so a seed fixes it too)."""
     if seat not in ("0", "1", "random"):
-        raise ValueError(f"seat={seat!r} is not allowed: use '0', '1' or 'random'")
+        raise ValueError(f"seat={shown_value(seat)} is not allowed: use '0', '1' or 'random'")
     return random.Random(seed).randrange(2) if seat == "random" else int(seat)

@@ -23,11 +23,12 @@ from hollywood_gin_env.agents import BOT_NAME, load_agent, rules_in_play
 from hollywood_gin_env.display.render import position_text, sheet_text
 from hollywood_gin_env.display.words import hand_end_lines, hand_log
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.play.commands import HELP, CommandError, parse_command
+from hollywood_gin_env.play.commands import HELP, CommandError, is_quit, parse_command
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
+from hollywood_gin_env.support.atomic import AtomicWriteError, check_write_target
 from hollywood_gin_env.support.imports import import_modules
-from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message
+from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
 PROG = "hollywood-gin play"
@@ -96,8 +97,9 @@ class Terminal:
             return False
         return True
 
-    def news(self) -> None:
-        """Print the end of every hand that ended since the last call."""
+    def news(self) -> bool:
+        """Print the end of every hand that ended since the last call; False if the player typed quit where it waits
+        for Enter before the next deal."""
         events = self.game.events
         for i in range(self.shown, len(events)):
             if events[i]["type"] == "hand_result":
@@ -107,8 +109,12 @@ class Terminal:
                     self.console.print(line)
                 self.shown = i + 1
                 if self.pause and not self.game.done:
-                    self.console.input("Enter: deal the next hand ")
+                    answer = self.console.input("Enter: deal the next hand (quit: leave) ")
+                    if is_quit(answer):
+                        self.shown = len(events)
+                        return False
         self.shown = len(events)
+        return True
 
     def moved(self) -> None:
         """After a move: say so if it could not be saved."""
@@ -142,7 +148,8 @@ class Terminal:
         self.console.print(opening_line(self.session))
         try:
             while True:
-                self.news()
+                if not self.news():
+                    return self.leave()
                 if self.game.done:
                     self.console.print(position_text(self.game.position(), self.session.human, self.names))
                     return 0
@@ -187,7 +194,7 @@ class Terminal:
             answer = self.ask(f"{question} (y/N) ").lower()
             if answer in YES or answer in NO:
                 return answer in YES
-            self.console.print(f"Answer y (yes) or n (no), not {answer!r:.40}.")
+            self.console.print(f"Answer y (yes) or n (no), not {shown_value(answer)}.")
 
     def new_save_file(self) -> str | None:
         """A file to save the match to, asked for; None if the player declines. An existing file is never named:
@@ -286,10 +293,13 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
 
 
 def check_save_target(args: argparse.Namespace) -> None:
-    """ValueError if --save names an existing regular file that is not the one resumed and --overwrite was not given
-    (a symlink, a device or a directory is refused by the save itself, whatever --overwrite says)."""
+    """ValueError if --save names what a save cannot replace (a symlink, a device, a directory: whatever --overwrite
+    says), or an existing regular file that is not the one resumed and --overwrite was not given; checked before the
+    match starts."""
     path = args.save
-    if not path or args.overwrite or os.path.islink(path) or not os.path.isfile(path):
+    if path:
+        check_write_target(path)  # /dev/null would otherwise fail every save of the match
+    if not path or args.overwrite or not os.path.isfile(path):
         return
     if args.resume and os.path.exists(args.resume) and os.path.samefile(path, args.resume):
         return
@@ -349,12 +359,13 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     args = parse_args(argv, prog)
     # soft_wrap off: rich breaks long lines between words at the terminal's width, not the terminal mid-word
     console = TerminalConsole(color_system=None if args.no_color else "auto", highlight=False, markup=False)
+    console.soft_wrap = not console.is_terminal  # a pipe or a file has no width: lines stay whole, not cut at 80
     try:
         if args.replay:
             return replay(args.replay, console)
         check_save_target(args)
         session = first_session(args, args.web)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError, AtomicWriteError) as error:
         fail(console, f"{args.prog}: error: {error}")
         return 2
     if not session.save():

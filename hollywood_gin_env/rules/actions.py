@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env.rules.cards import NUM_CARDS, card_name
+from hollywood_gin_env.support.messages import shown_value
 
 NUM_ACTIONS = 107
 ACTION_DRAW_STOCK = 0
@@ -66,11 +67,13 @@ def as_actions(actions: object, num: int, source: str = "actions") -> np.ndarray
         array = actions
     else:  # a list, or an array-like such as a torch tensor
         if isinstance(actions, (list, tuple)) and any(isinstance(a, (bool, np.bool_)) for a in actions):
-            raise TypeError(f"{source} must be integer action ids, got a bool in {actions!r:.80}")
+            raise TypeError(f"{source} must be integer action ids, got a bool in {shown_value(actions)}")
         try:
             array = np.asarray(actions)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{source} must be an integer array of shape ({num},), got {actions!r:.80}") from error
+            raise ValueError(
+                f"{source} must be an integer array of shape ({num},), got {shown_value(actions)}"
+            ) from error
     if array.dtype == object:  # e.g. Python ints beyond int64: each must be an integer
         if not all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in array.flat):
             kinds = sorted({type(a).__name__ for a in array.flat})

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from hollywood_gin_env.support.messages import shown_value
+
 NUM_CARDS = 52
 NUM_RANKS = 13
 NUM_SUITS = 4
@@ -41,14 +43,14 @@ def card_value(card: int) -> int:
 def card_name(card: int) -> str:
     """Two-character name of a card id, e.g. 19 -> "7H"."""
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)) or not 0 <= card < NUM_CARDS:
-        raise ValueError(f"card id {card!r} is not an integer in 0..51")
+        raise ValueError(f"card id {shown_value(card)} is not an integer in 0..51")
     return RANKS[card % NUM_RANKS] + SUITS[card // NUM_RANKS]
 
 
 def parse_card(text: str) -> int:
     """Card id of a card string such as "7H", "TD", "10d" or "as" (case-insensitive)."""
     if not isinstance(text, str):
-        raise ValueError(f"bad card string {text!r}: expected text such as '7H', 'TD', '10d', 'as'")
+        raise ValueError(f"bad card string {shown_value(text)}: expected text such as '7H', 'TD', '10d', 'as'")
     token = text.strip().upper()
     rank_text, suit_text = token[:-1], token[-1:]
     if rank_text in _RANK_ALIASES:
@@ -59,7 +61,7 @@ def parse_card(text: str) -> int:
         rank = -1
     if rank < 0 or suit_text not in SUITS or not suit_text:
         raise ValueError(
-            f"bad card string {text!r}: expected a rank of {' '.join(RANKS)} (or 10) "
+            f"bad card string {shown_value(text)}: expected a rank of {' '.join(RANKS)} (or 10) "
             f"followed by a suit of {' '.join(SUITS)}, e.g. '7H', 'TD', '10d', 'as'"
         )
     return SUITS.index(suit_text) * NUM_RANKS + rank
@@ -68,12 +70,12 @@ def parse_card(text: str) -> int:
 def parse_cards(text: str | Iterable[str]) -> list[int]:
     """Card ids of a space- or comma-separated card string (or an iterable of card strings)."""
     if not isinstance(text, (str, Iterable)):
-        raise ValueError(f"bad cards {text!r}: expected a card string such as '7H 8H 9H' or a list of them")
+        raise ValueError(f"bad cards {shown_value(text)}: expected a card string such as '7H 8H 9H' or a list of them")
     tokens = text.replace(",", " ").split() if isinstance(text, str) else list(text)
     cards = [parse_card(token) for token in tokens]
     duplicates = sorted({card_name(c) for c in cards if cards.count(c) > 1})
     if duplicates:
-        raise ValueError(f"duplicate cards in {text!r}: {' '.join(duplicates)}")
+        raise ValueError(f"duplicate cards in {shown_value(text)}: {' '.join(duplicates)}")
     return cards
 
 
@@ -102,7 +104,7 @@ def as_cards(cards: str | Iterable[int] | Iterable[str]) -> list[int]:
         return parse_cards(cards)
     if not isinstance(cards, Iterable) or isinstance(cards, (bytes, dict)):
         raise ValueError(
-            f"bad cards {cards!r:.80}: expected a card string such as '7H 8H 9H' or a list of card "
+            f"bad cards {shown_value(cards)}: expected a card string such as '7H 8H 9H' or a list of card "
             "ids (0..51) or card strings"
         )
     items = list(cards)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
+
+from hollywood_gin_env.support.messages import shown_text, shown_value
 
 #: A22: a hand whose draws (stock or pile, both players counted) reach this many without a knock is dead. Only
 #: take-and-discard cycles come near it: the stock allows 29 stock draws, and uniformly random play averages 58 turns.
@@ -145,7 +146,7 @@ class Rules:
         for name in _BOOLS:
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"rule {name}={value!r} is not allowed: expected true or false")
+                raise ValueError(f"rule {name}={shown_value(value)} is not allowed: expected true or false")
         # Store plain Python values: numpy scalars would leak into to_dict(), JSON reports and checkpoints.
         for f in fields(self):
             value = getattr(self, f.name)
@@ -158,7 +159,7 @@ class Rules:
     def preset(cls, name: str, **overrides: Any) -> Rules:
         """Rules of a named preset (PRESETS: "hollywood", "eaai", "openspiel", "classic"), keywords overriding it."""
         if not isinstance(name, str) or name not in PRESETS:
-            raise ValueError(f"unknown rules preset {reprlib.repr(name)}: allowed are {', '.join(PRESETS)}")
+            raise ValueError(f"unknown rules preset {shown_value(name)}: allowed are {', '.join(PRESETS)}")
         return cls.from_dict({**PRESETS[name], **overrides})
 
     def describe(self) -> str:
@@ -175,23 +176,33 @@ class Rules:
         """Rules from "key=value" strings (as on a command line), values parsed as int, bool or text."""
         if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
             # A bare "knock_limit=0" would otherwise be read character by character.
-            raise ValueError(f"rule options {pairs!r} must be a list of 'key=value' strings, e.g. ['knock_limit=0']")
+            raise ValueError(
+                f"rule options {shown_value(pairs)} must be a list of 'key=value' strings, e.g. ['knock_limit=0']"
+            )
         values: dict[str, Any] = {}
         for index, pair in enumerate(pairs):
             if not isinstance(pair, str):
-                raise ValueError(f"rule option {reprlib.repr(pair)} is not a 'key=value' string")
+                raise ValueError(f"rule option {shown_value(pair)} is not a 'key=value' string")
             key, sep, text = pair.partition("=")
             if not sep and index == 0 and pair.strip() in PRESETS:  # a bare first word: the preset the keys change
                 key, text = PRESET_KEY, pair
             elif not sep:
                 raise ValueError(
-                    f"rule option {reprlib.repr(pair)} is not of the form key=value, nor (first) a preset's name: "
+                    f"rule option {shown_value(pair)} is not of the form key=value, nor (first) a preset's name: "
                     f"{', '.join(PRESETS)}"
                 )
             key = key.strip()
             if key in values:
-                raise ValueError(f"rule option {key!r} is given twice ({pair!r}); give each key once")
-            values[key] = _parse_value(text.strip())
+                raise ValueError(
+                    f"rule option {shown_value(key)} is given twice ({shown_value(pair)}); give each key once"
+                )
+            try:
+                values[key] = _parse_value(text.strip())
+            except ValueError:  # int() reads at most 4,300 digits (sys.get_int_max_str_digits)
+                raise ValueError(
+                    f"rule {shown_text(key)}={shown_text(text.strip())} is not allowed: a number of "
+                    f"{len(text.strip()):,} digits is no rule's value"
+                ) from None
         return cls.from_dict(values)
 
     @classmethod
@@ -199,7 +210,7 @@ class Rules:
         """Rules from a dict of options, "preset" naming the preset the other keys change (default "hollywood"); an
         unknown key raises ValueError listing the known keys."""
         if not isinstance(values, dict):
-            raise ValueError(f"rules {reprlib.repr(values)} must be a table of options or a preset's name")
+            raise ValueError(f"rules {shown_value(values)} must be a table of options or a preset's name")
         if PRESET_KEY in values:
             values = dict(values)
             return cls.preset(values.pop(PRESET_KEY), **values)
@@ -272,7 +283,11 @@ def _check_keys(values: dict[str, Any]) -> None:
     known = {f.name for f in fields(Rules)}
     for key in values:
         if key not in known:
-            raise ValueError(f"unknown rule option {key}={values[key]!r}: allowed keys are {', '.join(sorted(known))}")
+            raise ValueError(
+                f"unknown rule option {shown_text(key) if isinstance(key, str) else shown_value(key)}="
+                f"{shown_value(values[key])}: allowed keys are "
+                f"{', '.join(sorted(known))}"
+            )
 
 
 def _validated_init(init: Any) -> Any:
@@ -302,7 +317,7 @@ def check_choice(name: str, value: Any, allowed: tuple[Any, ...], what: str = ""
         ok = any(value is a or (value == a and _same_kind(value, a)) for a in allowed)
     if not ok:
         shown = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{what}{name}={value!r} is not allowed: allowed values are {shown}")
+        raise ValueError(f"{what}{name}={shown_value(value)} is not allowed: allowed values are {shown}")
 
 
 def _same_kind(value: Any, allowed: Any) -> bool:
@@ -316,7 +331,7 @@ def _same_kind(value: Any, allowed: Any) -> bool:
 
 def _check_int(name: str, value: Any, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
-        raise ValueError(f"rule {name}={value!r} is not allowed: expected an integer in {low}..{high}")
+        raise ValueError(f"rule {name}={shown_value(value)} is not allowed: expected an integer in {low}..{high}")
 
 
 def _parse_value(text: str) -> Any:

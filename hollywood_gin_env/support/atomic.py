@@ -2,11 +2,11 @@
 
 A reader, or a process killed mid-write, sees the previous file or the new one, never half of one. The temporary file
 is `.<target>.<8 hex digits>.tmp` (`is_temp_name` recognises it and `tempfile.mkstemp`'s form, so leftovers of a
-killed write can be found) and gets mode 0666 less the umask, as `open` would give the target. The rename replaces
-whatever the target path names, so the target must be a regular file or a new path: a symlink, a device
-(`/dev/null`: run as root, a save there would replace it), a FIFO or a directory is refused before anything is
-written (`WriteTargetError`). A write that fails on the disk raises `AtomicWriteError` saying the previous file is
-intact.
+killed write can be found; `remove_temporaries` removes a file's) and gets mode 0666 less the umask, as `open` would
+give the target. The rename replaces whatever the target path names, so the target must be a regular file or a new
+path: a symlink, a device (`/dev/null`: run as root, a save there would replace it), a FIFO or a directory is
+refused before anything is written (`WriteTargetError`). A write that fails on the disk raises `AtomicWriteError`
+saying the previous file is intact.
 """
 
 from __future__ import annotations
@@ -62,6 +62,22 @@ def check_write_target(path: str | os.PathLike) -> None:
 def is_temp_name(name: str) -> bool:
     """True if a file name is one of atomic_write's temporary files (left behind if a write was killed)."""
     return _TEMP_NAME.fullmatch(name) is not None
+
+
+def remove_temporaries(path: str | os.PathLike) -> list[str]:
+    """Remove the temporary files that killed writes of `path` left beside it (`is_temp_name`'s, for its name only,
+    regular files only); the paths removed. Call it where no other process writes `path` (a run's lock, a save file
+    a program has just taken)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            match = _TEMP_NAME.fullmatch(entry.name)
+            if match and match["target"] == name and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+    return removed
 
 
 def atomic_write(path: str | os.PathLike, data: bytes) -> None:

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterable
 from types import ModuleType
 
+from hollywood_gin_env.support.messages import shown_value
+
 #: A dotted Python module name ("mine", "pkg.agents").
 MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -31,11 +33,11 @@ def import_user_module(name: str, what: str) -> ModuleType:
     """The module `name` (a dotted name), imported; ValueError in one line starting with `what` (who named it) if it
     is not a module name or its import fails."""
     if not isinstance(name, str) or not MODULE_NAME.fullmatch(name):
-        raise ValueError(f"{what}: {name!r} is not a Python module name (dotted words: mine, pkg.agents)")
+        raise ValueError(f"{what}: {shown_value(name)} is not a Python module name (dotted words: mine, pkg.agents)")
     try:
         return importlib.import_module(name)
     except Exception as error:  # anything the user's module raises at import is theirs to see, in one line
-        raise ValueError(f"{what}: cannot import the module {name!r}: {first_line(error)}") from None
+        raise ValueError(f"{what}: cannot import the module {shown_value(name)}: {first_line(error)}") from None
 
 
 def working_directory_importable() -> None:

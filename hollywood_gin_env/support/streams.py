@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from hollywood_gin_env.support.jit import njit
+from hollywood_gin_env.support.messages import shown_value
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 
@@ -37,7 +38,7 @@ def draw_root_seed(np_random: np.random.Generator | None = None) -> int:
 def check_seed(seed: object, name: str = "seed") -> int:
     """seed as an int if it is an integer in 0..2**64-1 (bools, floats and strings are no seeds); else ValueError."""
     if not _is_integer(seed) or not 0 <= int(seed) <= SEED_MAX:  # type: ignore[call-overload]
-        raise ValueError(f"{name}={seed!r} is not allowed: seeds are integers in 0..2**64-1")
+        raise ValueError(f"{name}={shown_value(seed)} is not allowed: seeds are integers in 0..2**64-1")
     return int(seed)  # type: ignore[call-overload]
 
 
@@ -49,7 +50,7 @@ def match_seeds(seed: object, num_matches: int) -> np.ndarray:
         first = check_seed(seed)
         if first + num_matches - 1 > SEED_MAX:
             raise ValueError(
-                f"seed={seed!r} is not allowed: match i is seeded with seed + i, and with {num_matches} "
+                f"seed={shown_value(seed)} is not allowed: match i is seeded with seed + i, and with {num_matches} "
                 f"matches the seeds must stay in 0..2**64-1 (seed at most {SEED_MAX - num_matches + 1})"
             )
         seeds = [first + i for i in range(num_matches)]
@@ -57,7 +58,7 @@ def match_seeds(seed: object, num_matches: int) -> np.ndarray:
         values = np.asarray(seed, dtype=object).reshape(-1) if not isinstance(seed, (str, bytes, dict)) else None
         if values is None or len(values) != num_matches or not all(_is_integer(v) for v in values):
             one = "an integer" if num_matches == 1 else f"an integer or {num_matches} integers"
-            raise ValueError(f"seed={seed!r} is not allowed: use {one}")
+            raise ValueError(f"seed={shown_value(seed)} is not allowed: use {one}")
         seeds = [check_seed(v, f"seed[{i}]") for i, v in enumerate(values)]
     return np.array(seeds, dtype=np.uint64)
 

@@ -29,7 +29,8 @@ import safetensors
 import safetensors.numpy
 
 from hollywood_gin_env.support.atomic import atomic_write
-from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, open_user_file, shown
+from hollywood_gin_env.support.messages import shown_value
+from hollywood_gin_env.support.userfiles import UserFileError, format_bytes, open_user_file, read_opened, shown
 
 METADATA_KEY = "hollywood_gin"
 MAX_FILE_BYTES = 1 << 30  # the default `limit`: no policy or training state this project writes comes near it
@@ -119,7 +120,7 @@ def _opened(path: str | os.PathLike, limit: int, what: str) -> Iterator[tuple[An
     except UserFileError as error:
         raise TensorFileError(str(error)) from None
     with file:
-        _check_start(file, path)
+        _check_start(file, path, what)
     try:
         with safetensors.safe_open(path, framework="np") as reader:
             yield reader, TensorHeader(_metadata(reader.metadata(), path), _specs(reader, path))
@@ -128,10 +129,13 @@ def _opened(path: str | os.PathLike, limit: int, what: str) -> Iterator[tuple[An
         raise TensorFileError(f"{shown(path)} is damaged or not a safetensors file ({problem})") from None
 
 
-def _check_start(file: BinaryIO, path: str | os.PathLike) -> None:
+def _check_start(file: BinaryIO, path: str | os.PathLike, what: str) -> None:
     """TensorFileError unless the opened file starts as a safetensors file does, its header length within bounds."""
     size = os.fstat(file.fileno()).st_size
-    start = file.read(9)
+    try:
+        start = read_opened(file, 9, path, what)
+    except UserFileError as error:
+        raise TensorFileError(str(error)) from None
     if len(start) < 9:
         raise TensorFileError(f"{shown(path)} holds {size} bytes, too few for a safetensors file (a length, a header)")
     if start[8:] != b"{":  # a safetensors header is a JSON object after the 8-byte length
@@ -181,7 +185,9 @@ def _specs(reader: Any, path: str | os.PathLike) -> dict[str, Spec]:
     for name in names:
         part = reader.get_slice(name)
         if part.get_dtype() not in DTYPES:
-            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {part.get_dtype()}, which numpy does not hold")
+            raise TensorFileError(
+                f"{shown(path)}: tensor {shown_value(name)} is {part.get_dtype()}, which numpy does not hold"
+            )
         specs[name] = (DTYPES[part.get_dtype()], tuple(part.get_shape()))
     return specs
 
@@ -198,13 +204,16 @@ def check_tensor_specs(
         raise TensorFileError(f"{shown(path)}: tensors {problem}; expected {_names(sorted(expected))}")
     for name, spec in expected.items():  # in the caller's order: a network's first layer first
         if name in found and found[name] != tuple(spec):
-            raise TensorFileError(f"{shown(path)}: tensor {name!r} is {_spec(found[name])}; expected {_spec(spec)}")
+            raise TensorFileError(
+                f"{shown(path)}: tensor {shown_value(name)} is {_spec(found[name])}; expected {_spec(spec)}"
+            )
 
 
 def _spec(spec: Spec) -> str:
-    return f"{spec[0]} {tuple(spec[1])}"
+    shape = tuple(spec[1])
+    return f"{spec[0]} {shown_value(shape)}" + (f" ({len(shape):,} dimensions)" if len(shape) > 6 else "")
 
 
 def _names(names: list[str], shown_at_most: int = 6) -> str:
     more = f" and {len(names) - shown_at_most:,} more" if len(names) > shown_at_most else ""
-    return ", ".join(map(repr, names[:shown_at_most])) + more
+    return ", ".join(map(shown_value, names[:shown_at_most])) + more

@@ -4,7 +4,8 @@ A path on a command line may name a device (`/dev/zero` never ends, and its size
 reading waits for a writer), a directory, or a file far larger than anything this program writes. `open_user_file`
 opens the path without blocking and checks the opened file itself (so what is read is what was checked): a regular
 file of at most `limit` bytes, else a one-line `UserFileError` (a ValueError) naming the path, its control
-characters escaped, and what is allowed. A missing path is a FileNotFoundError saying so.
+characters escaped, and what is allowed; so is a read that fails (`/proc/self/mem` is a regular file whose reads
+fail). A missing path is a FileNotFoundError saying so.
 """
 
 from __future__ import annotations
@@ -82,7 +83,16 @@ def open_user_file(path: str | os.PathLike, limit: int, what: str) -> BinaryIO:
 def read_user_file(path: str | os.PathLike, limit: int, what: str) -> bytes:
     """The bytes of the regular file at path, refused unread if it holds more than `limit` (module docstring)."""
     with open_user_file(path, limit, what) as f:
-        data = f.read(limit + 1)  # never more than the limit, even if the file grew since it was checked
+        data = read_opened(f, limit + 1, path, what)  # never more than the limit, even if the file grew
     if len(data) > limit:
         raise UserFileError(f"{what} {shown(path)} holds more than {format_bytes(limit)}; at most that is read")
     return data
+
+
+def read_opened(file: BinaryIO, size: int, path: str | os.PathLike, what: str) -> bytes:
+    """At most `size` bytes of a file open_user_file opened; UserFileError if reading fails (a regular file that
+    cannot be read, such as /proc/self/mem: EIO)."""
+    try:
+        return file.read(size)
+    except OSError as error:
+        raise UserFileError(f"cannot read {what} {shown(path)}: {error.strerror or error}") from None

@@ -8,29 +8,34 @@
     POST /api/matches/{id}/command       {"seq", "text"} -> {"state", "message"}: a typed terminal command
     GET  /api/matches/{id}/hint          {"lines"}: the terminal's `hint`
 
-A click is turned into the terminal's command text and read by the same parser (`commands.parse_command`), so
-both front ends accept and refuse exactly the same moves with the same words. Every refusal is a 4xx with
-{"error": message} and leaves the match as it was: 400 a malformed request, 404 no such match, 409 a move that
-is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415 not JSON, 408 a body that did
-not arrive within BODY_SECONDS, 429 the server's limit of matches started. Every POST must be JSON (so a cross-site
-form or no-cors fetch, which cannot send it, is refused) and, if the browser names where it comes from (`Origin`,
-`Sec-Fetch-Site`), come from the page's own address: 403 otherwise. The Host header must name an allowed host
-(DNS rebinding; a bracketed IPv6 address such as `[::1]:8000` is read as `::1`): 400 otherwise.
+A click is turned into the terminal's command text and read by the same parser (`commands.parse_command`), so both
+front ends accept and refuse exactly the same moves with the same words. What reads or changes a match (the bot's
+moves, a hint, the state shown) runs in a worker thread, one request of a match at a time (the match's lock), so a
+slow bot or a client asking for hint after hint never holds up the server's other pages; the matches share one
+loaded bot (`Opponent`), used by one thread at a time. A client that leaves mid-request is no error: nothing is
+logged. Every refusal is a 4xx with {"error": message} and leaves the match as it was: 400 a malformed request, 404
+no such match, 409 a move that is not possible now (stale `seq`, not your turn, illegal), 413 a body over 4 KB, 415
+not JSON, 408 a body that did not arrive within BODY_SECONDS, 429 the server's limit of matches started. Every POST
+must be JSON (so a cross-site form or no-cors fetch, which cannot send it, is refused) and, if the browser names
+where it comes from (`Origin`, `Sec-Fetch-Site`), come from the page's own address: 403 otherwise. The Host header
+must name an allowed host (DNS rebinding; a bracketed IPv6 address such as `[::1]:8000` is read as `::1`): 400
+otherwise.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -42,6 +47,7 @@ from hollywood_gin_env.play.session import SessionError
 from hollywood_gin_env.play.web.matches import Entry, Matches, MatchLimitError
 from hollywood_gin_env.play.web.view import page_view
 from hollywood_gin_env.rules.cards import card_name, parse_card
+from hollywood_gin_env.support.messages import shown_value
 
 MAX_BODY = 4096  # the largest real request is about 60 bytes
 BODY_SECONDS = 10.0  # a real body arrives at once with its headers; a stalled one must not hold its connection
@@ -58,6 +64,9 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+
+
+Result = TypeVar("Result")
 
 
 class RequestError(Exception):
@@ -102,7 +111,7 @@ def refusal(method: str, headers: Headers, allowed_hosts: Sequence[str] | None) 
     """Why the server refuses a request before reading it (a Host it does not serve, a cross-origin change); None."""
     host = headers.get("host", "")
     if allowed_hosts is not None and host_name(host) not in allowed_hosts:
-        return RequestError(400, f"Host {host!r:.80} is not served here: use {' or '.join(allowed_hosts)}.")
+        return RequestError(400, f"Host {shown_value(host)} is not served here: use {' or '.join(allowed_hosts)}.")
     if method in SAFE_METHODS:
         return None
     origin, site = headers.get("origin"), headers.get("sec-fetch-site")
@@ -170,7 +179,7 @@ def check_seq(data: dict[str, Any], entry: Entry) -> None:
     """RequestError unless the request names the match's current state (an int, not a bool)."""
     seq = data.get("seq")
     if type(seq) is not int:
-        raise RequestError(400, f"seq must be the integer state number the page shows, got {seq!r:.40}.")
+        raise RequestError(400, f"seq must be the integer state number the page shows, got {shown_value(seq)}.")
     if seq != entry.seq:
         raise RequestError(
             409,
@@ -184,25 +193,27 @@ def click_text(data: dict[str, Any]) -> str:
     check_keys(data, ("seq", "action", "card"))
     action, card = data.get("action"), data.get("card")
     if not isinstance(action, str) or action not in CLICKS:
-        raise RequestError(400, f"action {action!r:.40} is not allowed: use one of {', '.join(CLICKS)}.")
+        raise RequestError(400, f"action {shown_value(action)} is not allowed: use one of {', '.join(CLICKS)}.")
     if card is None:
         if action in CARD_CLICKS:
             raise RequestError(400, f'{action} needs a card, e.g. {{"action": "{action}", "card": "7H"}}.')
         return action
     if action not in (*CARD_CLICKS, "take"):
-        raise RequestError(400, f"{action} takes no card (got card {card!r:.40}).")
+        raise RequestError(400, f"{action} takes no card (got card {shown_value(card)}).")
     try:
         name = card_name(parse_card(card)) if isinstance(card, str) and len(card) <= 3 else None
     except ValueError:
         name = None
     if name is None:
-        raise RequestError(400, f"card {card!r:.40} is not a card name: a rank (A 2-9 T J Q K) and a suit (S H D C).")
+        raise RequestError(
+            400, f"card {shown_value(card)} is not a card name: a rank (A 2-9 T J Q K) and a suit (S H D C)."
+        )
     return f"{action} {name}"
 
 
-def the_match(matches: Matches, request: Request) -> Entry:
-    """The match the URL names; RequestError (404) if there is none (the id is never echoed back)."""
-    entry = matches.get(request.path_params["match_id"])
+def the_match(matches: Matches, request: Request, match_id: str | None = None) -> Entry:
+    """The match the URL names (or `match_id`); RequestError (404) if there is none (the id is never echoed back)."""
+    entry = matches.get(match_id or request.path_params["match_id"])
     if entry is None:
         raise RequestError(404, "No such match on this server: start a new match.")
     return entry
@@ -252,6 +263,12 @@ def answer_command(entry: Entry, kind: str) -> list[str]:
     return ["To leave, close the tab: the match stays on the server, and in its save file if it has one."]
 
 
+async def in_turn(entry: Entry, work: Callable[[], Result]) -> Result:
+    """`work` (which reads or changes the match) in a worker thread, after the match's earlier requests are done."""
+    async with entry.lock:
+        return await run_in_threadpool(work)
+
+
 def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS) -> Starlette:
     """The app serving `matches`; requests naming another host than allowed_hosts (None: any) are refused (DNS
     rebinding), and so are cross-origin requests that would change something."""
@@ -265,29 +282,45 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
     async def favicon(request: Request) -> Response:  # browsers ask for it whatever the page links
         return Response((STATIC / "favicon.svg").read_bytes(), media_type="image/svg+xml")
 
+    creating = asyncio.Lock()  # matches are made one at a time (their numbers, their save files)
+
     async def new_match(request: Request) -> Response:
         check_keys(await read_body(request), ())  # JSON only: a cross-site simple request cannot start matches
         try:
-            match_id = matches.create()
+            async with creating:
+                match_id = matches.add(await run_in_threadpool(matches.make))
         except MatchLimitError as error:
             raise RequestError(429, str(error)) from None
-        return reply({"id": match_id, "state": state(matches.get(match_id))}, 201)
+        entry = the_match(matches, request, match_id)
+        return reply({"id": match_id, "state": await in_turn(entry, lambda: state(entry))}, 201)
 
     async def show(request: Request) -> Response:
-        return reply({"state": state(the_match(matches, request))})
+        entry = the_match(matches, request)
+        return reply({"state": await in_turn(entry, lambda: state(entry))})
 
     async def move(request: Request) -> Response:
         entry = the_match(matches, request)
         data = await read_body(request)
         text = click_text(data)
-        check_seq(data, entry)
-        continue_play(entry) if text == "next" else play(entry, text)
-        return reply({"state": state(entry)})
+
+        def moved() -> dict[str, Any]:
+            check_seq(data, entry)
+            continue_play(entry) if text == "next" else play(entry, text)
+            return {"state": state(entry)}
+
+        return reply(await in_turn(entry, moved))
 
     async def command(request: Request) -> Response:
         entry = the_match(matches, request)
         data = await read_body(request)
         check_keys(data, ("seq", "text"))
+        return reply(await in_turn(entry, lambda: typed(entry, data)))
+
+    async def hint(request: Request) -> Response:
+        entry = the_match(matches, request)
+        return reply({"lines": await in_turn(entry, lambda: answer_command(entry, "hint"))})
+
+    def typed(entry: Entry, data: dict[str, Any]) -> dict[str, Any]:
         check_seq(data, entry)
         session = entry.session
         try:
@@ -295,12 +328,12 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
         except CommandError as error:  # the parser's own words: what was wrong and what is legal
             raise RequestError(400, str(error)) from None
         if parsed.kind != "play":
-            return reply({"state": state(entry), "message": answer_command(entry, parsed.kind)})
+            return {"state": state(entry), "message": answer_command(entry, parsed.kind)}
         play(entry, data["text"])
-        return reply({"state": state(entry), "message": []})
+        return {"state": state(entry), "message": []}
 
-    async def hint(request: Request) -> Response:
-        return reply({"lines": answer_command(the_match(matches, request), "hint")})
+    async def left(request: Request, error: Exception) -> Response:  # no one reads it: nothing to log either
+        return Response(status_code=499)
 
     async def refused(request: Request, error: Exception) -> Response:
         if isinstance(error, RequestError):
@@ -322,5 +355,5 @@ def create_app(matches: Matches, allowed_hosts: Sequence[str] | None = LOOPBACK_
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     middleware = [Middleware(SecurityHeaders), Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
-    handlers = {RequestError: refused, HTTPException: refused, Exception: failed}
+    handlers = {RequestError: refused, HTTPException: refused, ClientDisconnect: left, Exception: failed}
     return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)

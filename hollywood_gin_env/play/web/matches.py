@@ -2,11 +2,13 @@
 
 An id is the only key to its match (`secrets.token_urlsafe`, 192 bits): a page that does not hold it can neither
 read nor move in that match. Each state of a match is numbered (`seq`); a move must name the state it was made
-on, so a replayed or stale request is refused instead of being played twice.
+on, so a replayed or stale request is refused instead of being played twice. Each entry carries a lock: the app
+serves one request of a match at a time (in a worker thread), and any number of matches at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import random
@@ -14,7 +16,7 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hollywood_gin_env.engine.game import Game
 from hollywood_gin_env.play.session import Session, choose_seat
@@ -27,10 +29,11 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{32}")
 
 @dataclass
 class Entry:
-    """A match and the number of its current state."""
+    """A match, the number of its current state, and the lock its requests take in turn."""
 
     session: Session
     seq: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class MatchLimitError(RuntimeError):
@@ -50,6 +53,11 @@ class Matches:
     def create(self) -> str:
         """Make the next match, let the bot open it if it is to act, and return its new id; MatchLimitError if this
         server has made `created_limit` already."""
+        return self.add(self.make())
+
+    def make(self) -> Session:
+        """The next match, the bot's opening moves played (`create`'s slow half: the app runs it in a worker thread,
+        one at a time); MatchLimitError if this server has made `created_limit` already."""
         if self._made >= self._created_limit:
             raise MatchLimitError(
                 f"This server has started {self._made} matches, its limit: restart the server (play --web) for more "
@@ -58,6 +66,10 @@ class Matches:
         session = self._make(self._made)
         self._made += 1
         session.advance()
+        return session
+
+    def add(self, session: Session) -> str:
+        """Keep a match `make` made (the least recently used one goes beyond `limit`) and return its new id."""
         match_id = secrets.token_urlsafe(ID_BYTES)
         self._entries[match_id] = Entry(session)
         while len(self._entries) > self._limit:
@@ -97,7 +109,7 @@ def session_maker(first: Session, seat: str) -> Callable[[int], Session]:
         path = None
         if first.save_path is not None:
             path = next(p for p in (numbered_path(first.save_path, k) for k in numbers) if not os.path.lexists(p))
-        session = Session(game, choose_seat(seat, seed), first.opponent, path, hold_hand_ends=True)
+        session = Session(game, choose_seat(seat, seed), first.bot, path, hold_hand_ends=True)  # one bot, shared
         session.save()  # at once, so the file holds this match and the next one numbers past it
         return session
 

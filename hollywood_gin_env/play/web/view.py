@@ -26,6 +26,7 @@ from hollywood_gin_env.rules.actions import ACTION_DRAW_STOCK, ACTION_PASS, ACTI
 from hollywood_gin_env.rules.cards import card_name
 from hollywood_gin_env.rules.melds import arrange, min_deadwood
 
+SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}  # as the page's card faces show them
 WHO = ("you", "bot")  # how the page names the two players, whatever their seats
 RECENT_MOVES = 60  # the hand's moves the page lists, the last ones (a hand runs to MAX_HAND_TURNS)
 
@@ -183,6 +184,37 @@ def match_end(session: Session) -> dict[str, Any] | None:
     }
 
 
+def face(card: int) -> str:
+    """A card as its face's corner shows it: "A\u2666", "10\u2660"."""
+    name = card_name(card)
+    return ("10" if name[0] == "T" else name[0]) + SUIT_SYMBOLS[name[1]]
+
+
+def page_prompt(session: Session) -> str:
+    """The status line in the page's words (what to click, cards as their faces show them), not the terminal's
+    commands: "Your turn: the upcard A\u2666 is offered: click it to take it, or Pass."; otherwise whose turn it is,
+    or the series result."""
+    game = session.game
+    if session.held_hand_end is not None:
+        return "The hand is over."
+    if not session.humans_turn:
+        return turn_line(game.position(), session.human, session.names).plain
+    legal, pile = set(game.legal_actions()), game.discard_pile
+    top = face(pile[-1]) if pile else ""
+    knock = ", or its knock button to knock" if any(a >= KNOCK_BASE for a in legal) else ""
+    if game.phase.startswith("offer"):
+        words = f"the upcard {top} is offered: click it to take it, or Pass"
+    elif game.phase == "draw":
+        words = "click the stock to draw" + (f", or {top} to take it" if ACTION_TAKE in legal else "")
+    elif game.phase == "last_discard":
+        words = f"the stock is down to {game.stock_size}: click {top} to take it (only to knock), or Pass: a dead hand"
+    elif any(DISCARD_BASE <= a < KNOCK_BASE for a in legal):
+        words = f"you hold {len(game.hand(session.human))} cards: click one to discard it{knock}"
+    else:  # the last discard taken: only a knock is legal
+        words = f"you hold {len(game.hand(session.human))} cards: knock with a card's knock button"
+    return f"Your turn: {words}."
+
+
 def just_drawn(events: Sequence[dict[str, Any]], human: int) -> str | None:
     """The card the human drew this turn (the last move of the hand was its draw), else None."""
     moves = [e for e in events if e["type"] in ("pass", "draw", "discard", "knock")]
@@ -206,7 +238,7 @@ def page_view(session: Session, seq: int) -> dict[str, Any]:
         "dealer": who(session, game.dealer),
         "phase": game.phase,
         "turn": None if game.done or held else who(session, game.current_player),
-        "prompt": "The hand is over." if held else turn_line(game.position(), human, session.names).plain,
+        "prompt": page_prompt(session),
         "hand": {**arranged(game.hand(human)), "drawn": just_drawn(events, human)},
         "bot": {"cards": len(game.hand(1 - human)), "took": names(by_rank(public_took(events, 1 - human)))},
         "pile": {

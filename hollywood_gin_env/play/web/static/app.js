@@ -263,9 +263,13 @@ function show() {
   $("prompt").textContent = state.prompt;
   $("prompt").className = `prompt ${state.turn === "you" ? "yours" : ""}`;
   // a long hand sends only its last moves: a note stands for the earlier ones, and the numbers run on after it
+  // (written out, so a number of any length shows whole)
   const earlier = state.earlier_moves ? [el("li", "earlier muted", `\u2026 ${state.earlier_moves} earlier moves`)] : [];
-  $("moves").start = Math.max(state.earlier_moves, 1);
-  $("moves").replaceChildren(...earlier, ...state.moves.map((line) => el("li", "", line)));
+  $("moves").replaceChildren(...earlier, ...state.moves.map((line, i) => {
+    const item = el("li", "");
+    item.append(el("span", "number", `${state.earlier_moves + i + 1}.`), line);
+    return item;
+  }));
   $("moves").scrollTop = $("moves").scrollHeight; // the newest move in view
   const save = state.save;
   $("save").textContent = save.error || (save.path ? `Saved after every move to ${save.path}` :
