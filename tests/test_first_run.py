@@ -70,6 +70,7 @@ def test_pure_python_mode_prints_nothing(tmp_path):
 
 @pytest.mark.nojit
 def test_evaluate_help_shows_the_defaults(capsys):
+    """`evaluate --help` says what every option defaults to, the rules included."""
     with pytest.raises(SystemExit) as info:
         main(["--help"])
     assert info.value.code == 0
@@ -80,6 +81,6 @@ def test_evaluate_help_shows_the_defaults(capsys):
         "default: 0",
         "default: no JSON",
         "default: shown",
-        "default: none, the standard rules",
+        "default: the rules the agents were trained under",
     ):
         assert fragment in text

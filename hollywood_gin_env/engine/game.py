@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import reprlib
 from typing import Any
 
 import numpy as np
@@ -296,7 +295,7 @@ def check_first_dealer(value: Any, name: str = "first_dealer") -> int | None:
     """A first dealer as a plain int (the log holds plain ints), or None (drawn at random, R2); ValueError naming
     `name` unless it is 0, 1 or None: True, 1.0 and "1" are none of them (Game and every env's reset options)."""
     if value is not None and (not _is_int(value) or value not in (0, 1)):
-        raise ValueError(f"{name}={reprlib.repr(value)} is not allowed: use 0, 1 or None")
+        raise ValueError(f"{name}={shown_value(value)} is not allowed: use 0, 1 or None")
     return None if value is None else int(value)
 
 

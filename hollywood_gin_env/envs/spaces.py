@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import reprlib
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ from hollywood_gin_env.engine.observation import OBS_SIZE, observation_high
 from hollywood_gin_env.envs.batch import CHANCE_PER_REWARD, POINTS_PER_REWARD
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.support.messages import shown_value
 
 #: More than any hand's deadwood difference (a hand scores at most a bonus plus this).
 MAX_DEADWOOD_GAP = 100
@@ -55,10 +55,10 @@ def worst_reward(rules: Rules, reward: str) -> float:
 def check_num_envs(num_envs: Any) -> int:
     """num_envs as an int if it is an integer in 1..MAX_NUM_ENVS (True and 8.0 are none); else ValueError naming it."""
     if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
-        raise ValueError(f"num_envs={reprlib.repr(num_envs)} is not allowed: use an integer from 1 to {MAX_NUM_ENVS:,}")
+        raise ValueError(f"num_envs={shown_value(num_envs)} is not allowed: use an integer from 1 to {MAX_NUM_ENVS:,}")
     if not 1 <= num_envs <= MAX_NUM_ENVS:
         raise ValueError(
-            f"num_envs={reprlib.repr(num_envs)} is not allowed: use 1 to {MAX_NUM_ENVS:,} matches (about 15 KB each; "
+            f"num_envs={shown_value(num_envs)} is not allowed: use 1 to {MAX_NUM_ENVS:,} matches (about 15 KB each; "
             "more in one process gain no speed: run more processes)"
         )
     return int(num_envs)

@@ -5,7 +5,7 @@ never because a file names it. `import_user_module` is the one import of a modul
 found, a syntax error, an exception at import) is one line naming the module, never a traceback.
 `import_modules` is what every program does with its `--import` list before it loads anything; it first puts the
 working directory on the module path, as `python -m` does, so that `hollywood-gin evaluate --agents mine:Agent` finds
-`mine.py` in the folder it runs in whichever way the program was started.
+a file mine.py in the folder it runs in whichever way the program was started.
 """
 
 from __future__ import annotations
