@@ -516,8 +516,8 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your class or "
-             "factory), a name an installed package registers; each "
+        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your agent "
+             "class or @agent_factory function), a name an installed package registers; each "
              f"optionally named for the report (mine=checkpoint:runs/x/policy.pt; 1-{MAX_NAME} letters, digits, "
              "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
