@@ -338,12 +338,24 @@ class FirstLegal(Agent):
 @agent_factory
 def make(seed=None):
     return KnockFirst(seed=seed)
+
+
+class NamedWhenBuilt:
+    def __init__(self):
+        self.name = "named-when-built"
+
+    def act(self, observations, action_masks):
+        return action_masks.argmax(axis=1).astype(np.int64)
+
+
+Marked = agent_factory(type("Marked", (NamedWhenBuilt,), {}))
 """
 
 
 def test_a_declared_agent_class_and_factory_resolve_from_a_file_once_imported(tmp_path, monkeypatch):
-    """An `Agent` subclass and a function marked @agent_factory, in a module the user imported (`--import`), resolve
-    from a file (allow_import=False) and play; a saved match naming the factory resumes against it."""
+    """An `Agent` subclass, a function marked @agent_factory and a class so marked (its name set only when built), in
+    a module the user imported (`--import`), resolve from a file (allow_import=False) and play, and the same class
+    unmarked is refused; a saved match naming the factory resumes against it."""
     monkeypatch.syspath_prepend(str(tmp_path))
     name = "declared_file_agents"
     (tmp_path / f"{name}.py").write_text(DECLARED_MODULE)
@@ -354,6 +366,9 @@ def test_a_declared_agent_class_and_factory_resolve_from_a_file_once_imported(tm
         assert legal(load_agent(f"{name}:FirstLegal", allow_import=False))
         made = load_agent(f"{name}:make", seed=6, allow_import=False)
         assert made.built_with["seed"] == 6 and legal(made)
+        assert load_agent(f"{name}:Marked", allow_import=False).name == "named-when-built"
+        with pytest.raises(ValueError, match=rf"names the class {name}.NamedWhenBuilt, which is not an agent class"):
+            load_agent(f"{name}:NamedWhenBuilt", allow_import=False)
         session = first_session(parse_args(["--resume", str(path), "--import", name]), web=False)
         assert session.agent.name == "knock-first" and session.opponent == f"{name}:make"
     finally:

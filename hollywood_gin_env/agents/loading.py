@@ -72,20 +72,22 @@ DECLARATION = "an agent class (with act() and a str name) or a function marked @
 
 
 def agent_factory(factory: Callable[..., AgentProtocol]) -> Callable[..., AgentProtocol]:
-    """Mark a function as an agent factory, so a spec may name it `module:function`; a class with `act` and a str
-    `name` (an `Agent` subclass among them) needs no mark."""
+    """Mark a function (or a class whose `name` is set only when built) as an agent factory, so a spec may name it
+    `module:attr`; a class with `act` and a str `name` (an `Agent` subclass among them) needs no mark."""
     return declare(factory, ROLE)
 
 
 def is_agent_factory(value: object) -> bool:
-    """True for a function marked `@agent_factory` and for an agent class: an `Agent` subclass, or a class whose own
-    attributes give a callable `act` and a str `name` (read without running its code)."""
-    if isinstance(value, type):
-        if issubclass(value, Agent):
-            return value is not Agent  # the base class plays nothing
-        name = inspect.getattr_static(value, "name", None)
-        return callable(inspect.getattr_static(value, "act", None)) and isinstance(name, (str, property))
-    return is_declared(value, ROLE)
+    """True for what is marked `@agent_factory` and for an agent class: an `Agent` subclass, or a class whose
+    attributes (its own or inherited) give a callable `act` and a str `name` (read without running its code)."""
+    if is_declared(value, ROLE):
+        return True
+    if not isinstance(value, type) or value is Agent:  # the base class plays nothing
+        return False
+    name = inspect.getattr_static(value, "name", None)
+    return issubclass(value, Agent) or (
+        callable(inspect.getattr_static(value, "act", None)) and isinstance(name, (str, property))
+    )
 
 
 def bot_path(name: str = BOT_NAME) -> Path:

@@ -35,6 +35,7 @@ costs no more memory than that network. A factory must build on the meta device 
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -80,10 +81,11 @@ def network_factory(factory: Callable[..., nn.Module]) -> Callable[..., nn.Modul
 
 
 def is_network_factory(value: object) -> bool:
-    """True for a function marked `@network_factory` and for a torch.nn.Module class with the protocol's methods."""
-    if isinstance(value, type):
-        return issubclass(value, nn.Module) and all(callable(getattr(value, m, None)) for m in METHODS)
-    return is_declared(value, ROLE)
+    """True for what is marked `@network_factory` and for a torch.nn.Module class with the protocol's methods."""
+    if is_declared(value, ROLE):
+        return True
+    protocol = isinstance(value, type) and issubclass(value, nn.Module)
+    return protocol and all(callable(inspect.getattr_static(value, m, None)) for m in METHODS)
 
 
 class MLPNetwork(nn.Module):

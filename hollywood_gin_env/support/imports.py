@@ -44,8 +44,8 @@ MAX_REFERENCE = 200  # characters of a reference; longer is no Python name anyon
 _MISSING = object()
 #: (role, id(value)) -> value: what `declare` marked (kept alive, so no other object ever takes its id).
 _DECLARED: dict[tuple[str, int], object] = {}
-T = TypeVar("T")
-FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+_T = TypeVar("_T")
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def first_line(error: BaseException) -> str:
@@ -88,7 +88,7 @@ def is_reference(text: object) -> bool:
     return bool(sep) and MODULE_NAME.fullmatch(module) is not None and MODULE_NAME.fullmatch(attr) is not None
 
 
-def declare(value: T, role: str) -> T:
+def declare(value: _T, role: str) -> _T:
     """Mark `value` (a factory, a class) as code of `role` ("agent", "network") that a reference may name; returns
     it, so a decorator is `declare(function, role)` (on a staticmethod or a classmethod: its function)."""
     function = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
@@ -145,7 +145,7 @@ def _shown(value: object) -> str:
     mine.make", "the class mine.Agent", "the module os", else "a value of type int"."""
     if isinstance(value, ModuleType):
         return f"the module {escape_controls(str(value.__name__))}"
-    if not isinstance(value, (type, *FUNCTION_TYPES)):
+    if not isinstance(value, (type, *_FUNCTION_TYPES)):
         return f"a value of type {escape_controls(type(value).__name__)}"
     kind = "class" if isinstance(value, type) else "function"
     return f"the {kind} {escape_controls(f'{value.__module__}.{value.__qualname__}')}"
