@@ -1,10 +1,12 @@
 """Agents the tests name by reference (`tests.agents_for_tests:ATTR`), as a researcher names their own: a class, a
-factory, one registered by another module on import, and attributes that fail in each way an agent spec can."""
+factory (marked `@agent_factory`), one registered by another module on import, and attributes that fail in each way
+an agent spec can."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from hollywood_gin_env.agents import agent_factory
 from hollywood_gin_env.rules.actions import KNOCK_BASE
 from hollywood_gin_env.rules.options import Rules
 
@@ -40,6 +42,7 @@ class EaaiKnockFirst(KnockFirst):
     rules = Rules.preset("eaai")
 
 
+@agent_factory
 def make_knocker(rules: Rules | None = None, **options: object) -> KnockFirst:
     """A factory taking any keywords: a KnockFirst that records the rules it was given as its own."""
     agent = KnockFirst()
@@ -48,31 +51,46 @@ def make_knocker(rules: Rules | None = None, **options: object) -> KnockFirst:
     return agent
 
 
+@agent_factory
 def registered() -> KnockFirst:
     """The agent another module registered under "knocker" when it was imported."""
     return REGISTRY["knocker"]()
 
 
 class Holder:
-    """A dotted attribute: `tests.agents_for_tests:Holder.make`."""
+    """Dotted attributes: `tests.agents_for_tests:Holder.make`, `tests.agents_for_tests:Holder.build`."""
 
     @staticmethod
+    @agent_factory
     def make() -> KnockFirst:
         """A KnockFirst."""
         return KnockFirst()
 
+    @classmethod
+    @agent_factory
+    def build(cls, seed: int | None = None) -> KnockFirst:
+        """A KnockFirst built with the seed (a classmethod: bound to its class)."""
+        return KnockFirst(seed=seed)
 
+
+@agent_factory
 def broken() -> KnockFirst:
     """A factory that fails."""
     raise RuntimeError("no weights here\nsecond line")
 
 
+@agent_factory
 def not_an_agent() -> int:
     """A factory that returns no agent."""
     return 42
 
 
 NOT_CALLABLE = 3
+
+
+def undeclared() -> KnockFirst:
+    """A factory not marked @agent_factory: no spec may name it."""
+    return KnockFirst()
 
 
 class TorchFirstLegal:

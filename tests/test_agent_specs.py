@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -29,8 +30,17 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_NUM_THREADS": "1", "OMP_NUM
 
 
 def run(cwd: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    """`python ARGS` from `cwd` (a folder without the checkout's files), the checkout's package on PYTHONPATH."""
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    """`python ARGS` from `cwd` (a folder without the checkout's files), the checkout's package on PYTHONPATH, no
+    input."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=ENV,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def legal(agent, seed: int = 4) -> bool:
@@ -61,9 +71,12 @@ def test_a_factory_taking_any_keywords_gets_the_rules_the_caller_knows():
 
 
 def test_a_dotted_attribute_is_followed_and_an_agent_without_seed_keyword_is_reset_with_the_seed():
-    """`module:Holder.make` reaches the nested factory; its agent, built without a seed, is reset with the seed."""
+    """`module:Holder.make` reaches the nested factory (a staticmethod); its agent, built without a seed, is reset
+    with the seed; a classmethod factory is called bound to its class."""
     agent = load_agent(f"{AGENTS}:Holder.make", seed=9)
     assert agent.name == "knock-first" and agent.resets == [9]
+    built = load_agent(f"{AGENTS}:Holder.build", seed=7)
+    assert built.built_with["seed"] == 7 and built.resets == []
 
 
 @pytest.mark.parametrize(
@@ -71,14 +84,18 @@ def test_a_dotted_attribute_is_followed_and_an_agent_without_seed_keyword_is_res
     [
         ("no_such_module_here:Agent", "cannot import the module 'no_such_module_here': ModuleNotFoundError"),
         (f"{AGENTS}:Missing", f"the module '{AGENTS}' has no attribute 'Missing'"),
-        (f"{AGENTS}:NOT_CALLABLE", "'NOT_CALLABLE' is a int, not a class or a factory"),
+        (f"{AGENTS}:NOT_CALLABLE", "names a value of type int, which is not an agent class"),
+        (f"{AGENTS}:undeclared", f"names the function {AGENTS}.undeclared, which is not an agent class"),
+        (f"{AGENTS}:Holder.make.__globals__", "a path goes through modules and classes"),
+        ("hollywood_gin_env.agents.base:Agent", "names the class hollywood_gin_env.agents.base.Agent, which is not"),
         (f"{AGENTS}:broken", "failed when called: RuntimeError: no weights here"),
         (f"{AGENTS}:not_an_agent", "made 'int', not an agent: an agent has act(observations, action_masks) and a name"),
     ],
 )
 def test_a_reference_that_fails_is_one_line_naming_the_spec(spec, message):
-    """A missing module or attribute, something not callable, a factory that raises (its message's first line only)
-    or one that returns no agent: a ValueError of one line naming the spec and what went wrong."""
+    """A missing module or attribute, something not declared an agent (a constant, a function not marked
+    @agent_factory), a path through a function, a factory that raises (its message's first line only) or one that
+    returns no agent: a ValueError of one line naming the spec and what went wrong."""
     with pytest.raises(ValueError) as error:
         load_agent(spec)
     text = str(error.value)
@@ -124,29 +141,34 @@ def test_an_unknown_spec_lists_the_grammar():
 
 
 def installed_plugin(folder: Path) -> Path:
-    """A distribution installed in `folder` as pip would (a module and its dist-info), registering two agents: one
-    under its own name and one under a built-in's name."""
+    """A distribution installed in `folder` as pip would (a module and its dist-info), registering three agents: a
+    class under its own name, a factory without a mark (registering it declares it), and a class under a built-in's
+    name."""
     (folder / "gin_plugin_agents.py").write_text(
-        "from tests.agents_for_tests import KnockFirst\n\nclass Plugged(KnockFirst):\n    name = 'plugged'\n"
+        "from tests.agents_for_tests import KnockFirst\n\nclass Plugged(KnockFirst):\n    name = 'plugged'\n\n"
+        "def make():\n    return Plugged(seed=11)\n"
     )
     info = folder / "gin_plugin_agents-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gin-plugin-agents\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
-        "[hollywood_gin.agents]\nplugged = gin_plugin_agents:Plugged\nexpert = gin_plugin_agents:Plugged\n"
+        "[hollywood_gin.agents]\nplugged = gin_plugin_agents:Plugged\nmaker = gin_plugin_agents:make\n"
+        "expert = gin_plugin_agents:Plugged\n"
     )
     return folder
 
 
 def test_an_installed_package_registers_agents_by_name_and_a_built_in_name_wins(tmp_path, monkeypatch):
-    """A name in the entry-point group "hollywood_gin.agents" loads the agent it points to; the built-in "expert"
-    stays the built-in though a package registers that name too; an unknown spec lists the registered names."""
+    """A name in the entry-point group "hollywood_gin.agents" loads the agent it points to (a factory too: the entry
+    point declares it), from a file as when typed; the built-in "expert" stays the built-in though a package
+    registers that name too; an unknown spec lists the registered names."""
     monkeypatch.syspath_prepend(str(installed_plugin(tmp_path)))
     monkeypatch.delitem(sys.modules, "gin_plugin_agents", raising=False)  # the import below is undone after
-    plugged = load_agent("plugged", seed=2)
+    plugged = load_agent("plugged", seed=2, allow_import=False)
     assert type(plugged).__name__ == "Plugged" and plugged.built_with["seed"] == 2 and legal(plugged)
+    assert load_agent("maker", allow_import=False).built_with["seed"] == 11
     assert isinstance(load_agent("expert"), ExpertAgent)
-    with pytest.raises(ValueError, match=r"unknown agent spec 'plugge'.*, expert, plugged \(installed packages'\)"):
+    with pytest.raises(ValueError, match=r"unknown agent spec 'plugge'.*, expert, maker, plugged \(installed"):
         load_agent("plugge")
 
 
@@ -187,6 +209,168 @@ def test_a_saved_match_naming_a_module_never_imports_it_unless_the_user_does(tmp
     try:
         session = first_session(parse_args(["--resume", str(path), "--import", name]), web=False)
         assert session.agent.name == "knock-first" and session.opponent == f"{name}:Agent"
+    finally:
+        sys.modules.pop(name, None)
+
+
+#: Code of the standard library a hostile file might name: each would crash, exit, fork, hang or wait for input if
+#: it were called (os:system and subprocess:Popen run a command where a file also gives their arguments).
+HOSTILE = [
+    "os:abort",
+    "os:system",
+    "subprocess:Popen",
+    "builtins:exec",
+    "sys:exit",
+    "os:fork",
+    "signal:pause",
+    "builtins:breakpoint",
+    "builtins:input",
+]
+
+
+@pytest.mark.parametrize("spec", HOSTILE)
+def test_a_save_file_naming_standard_library_code_is_refused_before_anything_is_called(spec, tmp_path):
+    """`play --resume` of a save file whose opponent is a standard-library callable (its module imported: `--import`
+    even names it) stops with status 2 and one line saying it is not declared an agent: the program neither crashes
+    (os:abort), exits quietly (sys:exit), hangs (signal:pause) nor waits for input."""
+    path = tmp_path / "hostile.json"
+    save_match(str(path), Game(seed=3), 0, spec)
+    module = spec.partition(":")[0]
+    done = run(tmp_path, "-m", "hollywood_gin_env", "play", "--resume", str(path), "--import", module, timeout=120)
+    said = done.stdout + done.stderr
+    last = said.strip().splitlines()[-1]
+    assert done.returncode == 2, (done.returncode, said)
+    assert last.startswith(f"python -m hollywood_gin_env play: error: agent {spec!r} names the "), said
+    assert last.endswith("which is not an agent class (with act() and a str name) or a function marked @agent_factory")
+    assert "Traceback" not in said
+
+
+def test_a_training_state_naming_standard_library_code_is_refused_before_anything_is_called(tmp_path):
+    """A trainer config holding standard-library callables among its opponents and evaluation opponents, loaded as a
+    training state's config is (`load_opponent(..., allow_import=False)`), refuses each in one line naming its key,
+    and the process lives on to refuse the next (run in a subprocess: a call to os:abort would kill it)."""
+    pytest.importorskip("torch")
+    opponents = ", ".join(f'"{spec}" = 1.0' for spec in HOSTILE[:-1])
+    code = (
+        "import sys\n"
+        "from hollywood_gin_trainer.config import load_config\n"
+        "from hollywood_gin_trainer.opponents import load_opponent, named_agents\n"
+        f"config = load_config({str(ROOT / 'configs' / 'smoke.toml')!r}, sys.argv[1:])\n"
+        "for where, spec in named_agents(config):\n"
+        "    try:\n"
+        "        load_opponent(where, spec, seed=1, allow_import=False)\n"
+        "    except ValueError as error:\n"
+        "        print(error)\n"
+        "    else:\n"
+        "        print('loaded', spec)\n"
+    )
+    sets = [f"selfplay.opponents={{self = 1.0, {opponents}}}", f"eval.opponents=[{HOSTILE[-1]!r}]"]
+    done = run(tmp_path, "-c", code, *sets, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    wheres = ["selfplay.opponents"] * (len(HOSTILE) - 1) + ["eval.opponents"]
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(HOSTILE), done.stdout
+    for line, where, spec in zip(lines, wheres, HOSTILE, strict=True):
+        assert line.startswith(f"{where} {spec!r}: agent {spec!r} names the "), line
+        assert line.endswith("or a function marked @agent_factory"), line
+
+
+def spy_module() -> tuple[types.ModuleType, list[str]]:
+    """A module (not on disk) whose every piece of code records that it ran: a function not declared an agent, a
+    module `__getattr__`, an object with a `__getattr__` and a property; the list it records into."""
+    ran: list[str] = []
+    spy = types.ModuleType("spy_agents")
+
+    def record(**options: object) -> None:
+        ran.append("record")
+
+    def module_getattr(name: str) -> object:
+        ran.append(f"module.__getattr__({name})")
+        raise AttributeError(name)
+
+    class Lookup:
+        def __getattr__(self, name: str) -> object:
+            ran.append(f"Lookup.__getattr__({name})")
+            return record
+
+        @property
+        def make(self) -> object:
+            ran.append("Lookup.make")
+            return record
+
+    spy.record, spy.__getattr__, spy.lookup, spy.Lookup = record, module_getattr, Lookup(), Lookup
+    return spy, ran
+
+
+@pytest.mark.parametrize("allow_import", [False, True])
+def test_resolving_a_reference_runs_none_of_the_code_it_names(allow_import, monkeypatch):
+    """An imported module's function not declared an agent, a name only its `__getattr__` would give, a path through
+    an object and a class's property: each refused in one line, and none of the module's code ran, for a spec from a
+    file (allow_import=False) or typed."""
+    spy, ran = spy_module()
+    monkeypatch.setitem(sys.modules, "spy_agents", spy)
+    for spec, message in (
+        ("spy_agents:record", "names the function"),
+        ("spy_agents:lazy", "the module 'spy_agents' has no attribute 'lazy'"),
+        ("spy_agents:lookup.anything", "goes through a value of type Lookup; a path goes through modules and classes"),
+        ("spy_agents:Lookup.make", "names a value of type property, which is not an agent class"),
+    ):
+        with pytest.raises(ValueError) as error:
+            load_agent(spec, seed=1, allow_import=allow_import)
+        assert str(error.value).startswith(f"agent {spec!r}") and message in str(error.value), str(error.value)
+    assert ran == []
+
+
+DECLARED_MODULE = """
+import numpy as np
+
+from hollywood_gin_env.agents import Agent, agent_factory
+from tests.agents_for_tests import KnockFirst
+
+
+class FirstLegal(Agent):
+    name = "first-legal"
+
+    def _act(self, observations, action_masks):
+        return action_masks.argmax(axis=1).astype(np.int64)
+
+
+@agent_factory
+def make(seed=None):
+    return KnockFirst(seed=seed)
+
+
+class NamedWhenBuilt:
+    def __init__(self):
+        self.name = "named-when-built"
+
+    def act(self, observations, action_masks):
+        return action_masks.argmax(axis=1).astype(np.int64)
+
+
+Marked = agent_factory(type("Marked", (NamedWhenBuilt,), {}))
+"""
+
+
+def test_a_declared_agent_class_and_factory_resolve_from_a_file_once_imported(tmp_path, monkeypatch):
+    """An `Agent` subclass, a function marked @agent_factory and a class so marked (its name set only when built), in
+    a module the user imported (`--import`), resolve from a file (allow_import=False) and play, and the same class
+    unmarked is refused; a saved match naming the factory resumes against it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = "declared_file_agents"
+    (tmp_path / f"{name}.py").write_text(DECLARED_MODULE)
+    path = tmp_path / "match.json"
+    save_match(str(path), Game(seed=3), 0, f"{name}:make")
+    try:
+        import_modules([name])
+        assert legal(load_agent(f"{name}:FirstLegal", allow_import=False))
+        made = load_agent(f"{name}:make", seed=6, allow_import=False)
+        assert made.built_with["seed"] == 6 and legal(made)
+        assert load_agent(f"{name}:Marked", allow_import=False).name == "named-when-built"
+        with pytest.raises(ValueError, match=rf"names the class {name}.NamedWhenBuilt, which is not an agent class"):
+            load_agent(f"{name}:NamedWhenBuilt", allow_import=False)
+        session = first_session(parse_args(["--resume", str(path), "--import", name]), web=False)
+        assert session.agent.name == "knock-first" and session.opponent == f"{name}:make"
     finally:
         sys.modules.pop(name, None)
 

@@ -1,9 +1,10 @@
 """Agents behind one batched protocol: `act(observations, action_masks) -> actions` (numpy in and out).
 
 `load_agent(spec)` builds one from a spec (agents/loading.py: the heuristics' names, the shipped bots,
-"checkpoint:PATH", "module:attr", names installed packages register, "NAME=SPEC"). Agents see only what the
-observation and the action mask hold; each may carry the `rules` it was trained under, and `rules_in_play`
-(agents/provenance.py) picks the rules a match of them is played under.
+"checkpoint:PATH", "module:attr" naming an agent class or a function marked `@agent_factory`, names installed
+packages register, "NAME=SPEC"). Agents see only what the observation and the action mask hold; each may carry the
+`rules` it was trained under, and `rules_in_play` (agents/provenance.py) picks the rules a match of them is played
+under.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from hollywood_gin_env.agents.loading import (
     ENTRY_POINT_GROUP,
     HEURISTICS,
     SHIPPED_BOTS,
+    agent_factory,
     bot_path,
     load_agent,
     parse_agent_arg,
@@ -39,6 +41,7 @@ __all__ = [
     "GreedyAgent",
     "RandomAgent",
     "SimpleAgent",
+    "agent_factory",
     "agent_rules",
     "as_batch",
     "bot_path",

@@ -4,9 +4,10 @@ play, the envs' `opponent=`, the trainer's opponents).
     random, greedy, expert     the heuristics (HEURISTICS; names are trimmed and case-blind)
     bot, bot-eaai              the shipped bots (SHIPPED_BOTS: checkpoints the package carries as data)
     checkpoint:PATH            a policy checkpoint file
-    module:attr                a class or factory of the user's (attr may be dotted), called with the keyword arguments
-                               it accepts among seed, num_threads and rules; it returns an object with
-                               act(observations, action_masks) and a name
+    module:attr                an agent class or factory of the user's (attr may be dotted), declared so: a class with
+                               act and a str name (an Agent subclass too), or a function marked @agent_factory; called
+                               with the keyword arguments it accepts among seed, num_threads and rules, it returns an
+                               object with act(observations, action_masks) and a name
     NAME                       a name an installed package registers in the entry-point group "hollywood_gin.agents"
                                (NAME = "module:attr"); a built-in name wins over an entry point of the same name
     NAME=SPEC                  SPEC, named NAME (the label a report shows; `parse_agent_arg`)
@@ -14,21 +15,24 @@ play, the envs' `opponent=`, the trainer's opponents).
 The shipped bots are found with `importlib.resources`, so they play wherever the package is installed, whatever the
 working directory. Code is imported only because the user named it: a `module:attr` spec read from a file (a saved
 match, a training state) is loaded with `allow_import=False`, which resolves it only if its module is imported
-already (the user's own code imported it, or `--import MODULE` did: hollywood_gin_env.support.imports); a name an
-installed package registers resolves from a file too (installing the package was the user's act). Every
-failure of the user's code, at import or when called, is one line naming the spec.
+already (the user's own code imported it, or `--import MODULE` did); a name an installed package registers resolves
+from a file too (installing the package was the user's act). Every module of the standard library is imported, so a
+`module:attr` must name code declared an agent (above), typed or read from a file alike: a file naming `os:abort` is
+refused before anything is called, and a spec that plays when typed plays when a file (a saved match, a training
+state) gives it back. Resolution is support/imports.py's, the one resolver networks use too. Every failure of the
+user's code, at import or when called, is one line naming the spec.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-import sys
+from collections.abc import Callable
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import Any
 
-from hollywood_gin_env.agents.base import AgentProtocol
+from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
 from hollywood_gin_env.agents.random_agent import RandomAgent
@@ -36,7 +40,15 @@ from hollywood_gin_env.agents.simple import SimpleAgent
 from hollywood_gin_env.agents.torch_threads import check_torch_threads
 from hollywood_gin_env.engine.threads import check_num_threads
 from hollywood_gin_env.rules.options import Rules
-from hollywood_gin_env.support.imports import MODULE_NAME, first_line, import_user_module
+from hollywood_gin_env.support.imports import (
+    declare,
+    find_reference,
+    first_line,
+    is_declared,
+    is_reference,
+    registered,
+    registered_names,
+)
 from hollywood_gin_env.support.messages import install_hint
 from hollywood_gin_env.support.streams import check_seed
 
@@ -54,7 +66,28 @@ FACTORY_KEYWORDS = ("seed", "num_threads", "rules")
 #: A name given as NAME=SPEC: two of them and " vs " fit a report's tables in 120 columns.
 MAX_NAME = 24
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
-_ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+ROLE = "agent"  # what @agent_factory declares a function (support/imports.py)
+#: What a `module:attr` agent spec must name (is_agent_factory), as messages say it.
+DECLARATION = "an agent class (with act() and a str name) or a function marked @agent_factory"
+
+
+def agent_factory(factory: Callable[..., AgentProtocol]) -> Callable[..., AgentProtocol]:
+    """Mark a function (or a class whose `name` is set only when built) as an agent factory, so a spec may name it
+    `module:attr`; a class with `act` and a str `name` (an `Agent` subclass among them) needs no mark."""
+    return declare(factory, ROLE)
+
+
+def is_agent_factory(value: object) -> bool:
+    """True for what is marked `@agent_factory` and for an agent class: an `Agent` subclass, or a class whose
+    attributes (its own or inherited) give a callable `act` and a str `name` (read without running its code)."""
+    if is_declared(value, ROLE):
+        return True
+    if not isinstance(value, type) or value is Agent:  # the base class plays nothing
+        return False
+    name = inspect.getattr_static(value, "name", None)
+    return issubclass(value, Agent) or (
+        callable(inspect.getattr_static(value, "act", None)) and isinstance(name, (str, property))
+    )
 
 
 def bot_path(name: str = BOT_NAME) -> Path:
@@ -97,13 +130,6 @@ def builtin_names() -> list[str]:
     return [*HEURISTICS, *SHIPPED_BOTS]
 
 
-def entry_point_agents() -> dict[str, str]:
-    """The agents installed packages register (ENTRY_POINT_GROUP): name -> "module:attr"."""
-    from importlib.metadata import entry_points  # only when a spec is no built-in: it scans every installed package
-
-    return {point.name: point.value for point in entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def load_agent(
     spec: str | AgentProtocol,
     seed: int | None = None,
@@ -142,15 +168,18 @@ def _named_agent(key: str, options: dict[str, Any], allow_import: bool) -> Agent
         return agent
     if lower in SHIPPED_BOTS or lower.startswith(CHECKPOINT_PREFIX):
         return _policy_agent(key, options)
-    if _is_reference(key):
-        return _referenced_agent(key, key, options, allow_import)
-    registered = entry_point_agents()
-    if key in registered:  # an installed package's: installing it was the user's act, as a built-in's
-        return _referenced_agent(key, registered[key], options, allow_import=True)
-    extra = f", {', '.join(sorted(registered))} (installed packages')" if registered else ""
+    if is_reference(key):
+        return _made_agent(
+            key, find_reference(key, f"agent {key!r}", allow_import, is_agent_factory, DECLARATION), options
+        )
+    target = registered(ENTRY_POINT_GROUP, key)  # an installed package's: installing it was the user's act
+    if target is not None:
+        return _made_agent(key, target, options)
+    names = registered_names(ENTRY_POINT_GROUP)
+    extra = f", {', '.join(names)} (installed packages')" if names else ""
     raise ValueError(
         f"unknown agent spec {key!r}: use one of {', '.join(builtin_names())}{extra}, checkpoint:PATH or "
-        "module:attr (a class or factory of yours)"
+        "module:attr (an agent class of yours, or a function marked @agent_factory)"
     )
 
 
@@ -174,32 +203,11 @@ def _policy_agent(key: str, options: dict[str, Any]) -> AgentProtocol:
         return load_checkpoint_agent(path, name=name, **kwargs)
 
 
-def _is_reference(key: str) -> bool:
-    """True for text of the form module:attr (dotted Python names on both sides of one colon)."""
-    module, sep, attr = key.partition(":")
-    return bool(sep) and MODULE_NAME.fullmatch(module) is not None and _ATTR.fullmatch(attr) is not None
-
-
-def _referenced_agent(spec: str, reference: str, options: dict[str, Any], allow_import: bool) -> AgentProtocol:
-    """The agent a `module:attr` reference makes (`spec` names it in errors): the attribute called with the keywords
-    it accepts among FACTORY_KEYWORDS, checked to be an agent."""
-    module_name, _, attr = reference.partition(":")
-    if allow_import:
-        module = import_user_module(module_name, f"agent {spec!r}")
-    elif module_name in sys.modules:
-        module = sys.modules[module_name]
-    else:
-        raise ValueError(
-            f"agent {spec!r} (read from a file) names the module {module_name!r}, which is not imported: code is "
-            f"imported only when you name it: pass --import {module_name} (or import it in your own code) to use it"
-        )
-    target: Any = module
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise ValueError(f"agent {spec!r}: the module {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
+def _made_agent(spec: str, target: Any, options: dict[str, Any]) -> AgentProtocol:
+    """The agent a resolved class or factory makes (`spec` names it in errors): called with the keywords it accepts
+    among FACTORY_KEYWORDS, checked to be an agent."""
     if not callable(target):
-        raise ValueError(f"agent {spec!r}: {attr!r} is a {type(target).__name__}, not a class or a factory")
+        raise ValueError(f"agent {spec!r} names a {type(target).__name__}, not a class or a factory")
     given = {"seed": options["seed"], "num_threads": options["num_threads"], "rules": options["rules"]}
     kwargs = _accepted(target, {name: value for name, value in given.items() if value is not None})
     try:

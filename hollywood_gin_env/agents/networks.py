@@ -19,10 +19,10 @@ Names. A network is named by a spec, {"name": NAME, "kwargs": {...}} (JSON value
 called with the kwargs and returns the network. NAME is a shipped name (NETWORKS: "cards", the card network of
 agents/policy.py; "mlp", a plain MLP, a baseline), a name an installed package registers in the entry-point group
 NETWORK_GROUP (a shipped name wins), or MODULE:FACTORY of a module already imported: a name, read from a file or
-typed, never imports code (`--import MODULE` does; support/references.py). And MODULE:FACTORY must name a network
-factory: a torch.nn.Module class with the protocol's methods, or a function marked `@network_factory`. Every module
-of the standard library is imported, so without that mark a file could name `os:system` with kwargs
-{"command": ...}; with it, a file calls only what its author declared a network.
+typed, never imports code (`--import MODULE` does). And MODULE:FACTORY must name a network factory: a torch.nn.Module
+class with the protocol's methods, or a function marked `@network_factory`. Every module of the standard library is
+imported, so without that mark a file could name `os:system` with kwargs {"command": ...}; with it, a file calls only
+what its author declared a network. Agents follow the same rule (support/imports.py resolves both).
 
 Bounds. `network_tensors(spec)` first calls the factory on torch's meta device (no memory): the network must follow
 the protocol and hold at most MAX_PARAMETERS values in its parameters and buffers, and its state_dict gives every
@@ -35,6 +35,7 @@ costs no more memory than that network. A factory must build on the meta device 
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -48,31 +49,43 @@ from hollywood_gin_env.agents.policy import cards, check_layers, mlp_layers
 from hollywood_gin_env.engine.observation import OBS_SIZE
 from hollywood_gin_env.engine.threads import KernelThreads, kernel_threads
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
+from hollywood_gin_env.support.imports import (
+    declare,
+    find_reference,
+    is_declared,
+    is_reference,
+    registered,
+    registered_names,
+)
 from hollywood_gin_env.support.messages import shown_value as _shown
-from hollywood_gin_env.support.references import find_reference, is_reference, registered, registered_names
 from hollywood_gin_env.support.tensorfile import Spec
 
 NETWORK_GROUP = "hollywood_gin.networks"
-MARK = "__hollywood_gin_network__"  # set by @network_factory
+ROLE = "network"  # what @network_factory declares a function (support/imports.py)
 MAX_PARAMETERS = 50_000_000  # values a network may hold (200 MB of float32; the shipped bot's has 0.3M)
 MAX_SPEC_BYTES = 64 << 10  # a spec's JSON text: a name and a few arguments
 MAX_NAME = 200
 METHODS = ("inputs", "features", "head", "forward")
 SIZES = ("input_size", "feature_size")
+#: What a MODULE:FACTORY network name must name (is_network_factory), as messages say it.
+DECLARATION = (
+    "a function marked @network_factory or a torch.nn.Module class with the protocol's methods "
+    "(hollywood_gin_env/agents/networks.py)"
+)
 
 
 def network_factory(factory: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
     """Mark a function as a network factory, so a spec (a checkpoint's, a config's) may name it MODULE:FUNCTION; a
     torch.nn.Module class that follows the protocol needs no mark."""
-    setattr(factory, MARK, True)
-    return factory
+    return declare(factory, ROLE)
 
 
 def is_network_factory(value: object) -> bool:
-    """True for a function marked `@network_factory` and for a torch.nn.Module class with the protocol's methods."""
-    if isinstance(value, type):
-        return issubclass(value, nn.Module) and all(callable(getattr(value, m, None)) for m in METHODS)
-    return callable(value) and getattr(value, MARK, False) is True
+    """True for what is marked `@network_factory` and for a torch.nn.Module class with the protocol's methods."""
+    if is_declared(value, ROLE):
+        return True
+    protocol = isinstance(value, type) and issubclass(value, nn.Module)
+    return protocol and all(callable(inspect.getattr_static(value, m, None)) for m in METHODS)
 
 
 class MLPNetwork(nn.Module):
@@ -141,12 +154,7 @@ def find_network(name: str, where: str = "network spec") -> Callable[..., nn.Mod
         if not is_reference(name):
             factory = registered(NETWORK_GROUP, name)
         else:
-            factory = find_reference(name, allow_import=False, what="network")
-            if not is_network_factory(factory):
-                raise ValueError(
-                    f"network {name!r} names {_shown(factory, 60)}, neither a function marked @network_factory nor "
-                    "a torch.nn.Module class with the protocol's methods (hollywood_gin_env/agents/networks.py)"
-                )
+            factory = find_reference(name, f"network {name!r}", False, is_network_factory, DECLARATION)
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
     if factory is None:

@@ -518,10 +518,11 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     add = parser.add_argument
     # fmt: off
     add("--agents", nargs="+", default=["expert", "greedy", "random"], metavar="[NAME=]SPEC",
-        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your class or "
-             "factory), a name an installed package registers; each optionally named for the report "
-             f"(mine=checkpoint:runs/x/policy.safetensors; 1-{MAX_NAME} letters, digits, "
-             "_ . + -; default label: a checkpoint's file stem, else the spec); at least two (default: %(default)s)")
+        help="agents: random, greedy, expert, bot (the shipped bot), checkpoint:PATH, module:attr (your agent "
+             "class or @agent_factory function), a name an installed package registers; each "
+             "optionally named for the report (mine=checkpoint:runs/x/policy.safetensors; "
+             f"1-{MAX_NAME} letters, digits, _ . + -; default label: a checkpoint's file stem, else the spec); at "
+             "least two (default: %(default)s)")
     add("--matches", type=int, default=2000, help=f"matches per pair, even (duplicate pairs), at most {MAX_MATCHES:,} "
         "(default: %(default)s)")
     add("--seed", type=int, default=0, help="seeds the deals and the agents (default: %(default)s)")

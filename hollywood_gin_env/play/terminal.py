@@ -233,8 +233,9 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
     parser = ArgumentParser(prog=prog, description=__doc__.split("\n")[0], epilog="See docs/PLAY.md.")
     parser.add_argument(
         "--opponent",
-        help="bot (the shipped bot), checkpoint:PATH, expert, greedy, random, module:attr (your class or factory) or "
-        "a name an installed package registers (default: bot where torch is installed, else expert)",
+        help="bot (the shipped bot), checkpoint:PATH, expert, greedy, random, module:attr (your agent class or "
+        "@agent_factory function) or a name an installed package registers (default: bot where torch is installed, "
+        "else expert)",
     )
     parser.add_argument("--seed", type=int, help="seeds the deals (default: a random seed)")
     parser.add_argument(
