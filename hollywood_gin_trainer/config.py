@@ -32,7 +32,7 @@ from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREAD
 from hollywood_gin_env.evaluation.evaluate import agent_labels, parse_agent_arg
 from hollywood_gin_env.rules.options import PRESET_KEY, Rules
 from hollywood_gin_env.support.imports import import_user_module
-from hollywood_gin_env.support.messages import escape_controls
+from hollywood_gin_env.support.messages import escape_controls, shown_value
 from hollywood_gin_env.support.userfiles import read_user_file
 
 # Upper bounds on what allocates or runs in proportion to a size: each is far above the shipped recipes
@@ -228,8 +228,8 @@ class WarmStartConfig:
     value_coef: Float(0.0, 100.0) = 0.5
     """weight of the value head's regression on the teacher's discounted returns"""
     init: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
-    """start the policy from a checkpoint's weights instead of cloning: "bot" or "checkpoint:PATH" (its network's
-    shape must be [model]'s; the value head starts fresh); empty: the cloning above"""
+    """start the policy from a checkpoint's weights instead of cloning: "bot" or "checkpoint:PATH" (its network must
+    be [model]'s, the same name and arguments; the value head starts fresh); empty: the cloning above"""
 
 
 @dataclass(config=SCHEMA)
@@ -310,6 +310,21 @@ class Config:
         """The network this run trains, as a checkpoint names it: {"name": [model] network, "kwargs":
         network_kwargs}."""
         return {"name": self.model.network, "kwargs": copy.deepcopy(self.model.network_kwargs)}
+
+
+def network_difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
+    """How a network spec differs from the run's (`Config.network_spec`), in words ("" for none): its name, else
+    each argument that differs or is given in only one of the two."""
+    if theirs["name"] != ours["name"]:
+        theirs_name, ours_name = (escape_controls(repr(spec["name"])) for spec in (theirs, ours))  # checked: short
+        return f"network={theirs_name} (the run's {ours_name})"
+    a, b, absent = theirs["kwargs"], ours["kwargs"], object()
+    keys = sorted(key for key in {**a, **b} if a.get(key, absent) != b.get(key, absent))
+
+    def shown(kwargs: dict[str, Any], key: str) -> str:
+        return shown_value(kwargs[key]) if key in kwargs else "absent"
+
+    return ", ".join(f"{key}={shown(a, key)} (the run's {shown(b, key)})" for key in keys)
 
 
 #: Section name -> its dataclass.

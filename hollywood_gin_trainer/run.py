@@ -35,10 +35,9 @@ from hollywood_gin_env.agents.loading import policy_file
 from hollywood_gin_env.engine.threads import check_num_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
-from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_trainer import trainstate
 from hollywood_gin_trainer.arena import Arena
-from hollywood_gin_trainer.config import Config, TrainConfig
+from hollywood_gin_trainer.config import Config, TrainConfig, network_difference
 from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import Matches, make_learner, update
@@ -76,20 +75,6 @@ def init_weights(spec: str, network: dict[str, Any]) -> dict[str, torch.Tensor]:
     if differ:
         raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {differ}")
     return policy.state_dict()
-
-
-def network_difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
-    """How a network spec differs from the run's, in words ("" for none): its name, else each argument that
-    differs or is given in only one of the two."""
-    if theirs["name"] != ours["name"]:
-        return f"network={shown_value(theirs['name'])} (the run's {shown_value(ours['name'])})"
-    a, b, absent = theirs["kwargs"], ours["kwargs"], object()
-    keys = sorted(key for key in {**a, **b} if a.get(key, absent) != b.get(key, absent))
-
-    def shown(kwargs: dict[str, Any], key: str) -> str:
-        return shown_value(kwargs[key]) if key in kwargs else "absent"
-
-    return ", ".join(f"{key}={shown(a, key)} (the run's {shown(b, key)})" for key in keys)
 
 
 def check_saves(network: torch.nn.Module, spec: dict[str, Any]) -> None:

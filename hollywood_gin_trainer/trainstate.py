@@ -39,8 +39,8 @@ import torch
 from pydantic.dataclasses import dataclass
 
 from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, MAX_WEIGHT, save_checkpoint
-from hollywood_gin_env.agents.networks import network_tensors
-from hollywood_gin_env.support.messages import escape_controls, shown_value
+from hollywood_gin_env.agents.networks import check_network_spec, network_tensors
+from hollywood_gin_env.support.messages import escape_controls
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
 from hollywood_gin_trainer.config import (
     MAX_WARMSTART_DECISIONS,
@@ -50,6 +50,7 @@ from hollywood_gin_trainer.config import (
     Float,
     Int,
     config_from_dict,
+    network_difference,
     validated,
 )
 
@@ -167,11 +168,12 @@ def read_config(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
         config = config_from_dict(train["config"])
     except ValueError as error:
         raise ValueError(f"{_shown(path)}: the saved config: {error}") from None
-    if metadata.get("network") != config.network_spec():
-        raise ValueError(
-            f"{_shown(path)}: the training state is damaged: its network {shown_value(metadata.get('network'))} is "
-            f"not its config's [model] network {shown_value(config.network_spec())}"
-        )
+    try:
+        differ = network_difference(check_network_spec(metadata.get("network")), config.network_spec())
+    except ValueError as error:
+        differ = str(error)
+    if differ:
+        raise ValueError(f"{_shown(path)}: the training state is damaged: its network is not its [model]'s: {differ}")
     return config, train
 
 
