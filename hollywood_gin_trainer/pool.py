@@ -8,11 +8,11 @@ and never trained). The pool also holds the evaluation opponents (`eval.opponent
 training ones (an evaluation reseeds its agents; the training opponents' streams stay the training's).
 A snapshot is a frozen copy of the policy added every `snapshot_every` updates (the run's network built from its spec,
 `[model]`'s, with the policy's weights loaded: the one way a snapshot is made, from the learner or from a training
-state's tensors); the pool keeps the newest
-`pool_size` in slots 0..pool_size-1, and a match against one also records its slot. Which snapshot: prioritised
-fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is the learner's win rate against it in
-training matches (a snapshot never played counts w = 0.5), so the snapshots that still beat the learner are met
-most. Frozen opponents sample from their policy (they are not trained on), on the run's device.
+state's tensors); the pool keeps the newest `pool_size` in slots 0..pool_size-1, and a match against one also records
+its slot. Which snapshot: prioritised fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is
+the learner's win rate against it in training matches (a snapshot never played counts w = 0.5), so the snapshots
+that still beat the learner are met most. Frozen opponents sample from their policy (they are not trained on), on the
+run's device.
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ def collect_teacher(
     num_threads: int | None = None,
     progress: Callable[[int], None] = lambda n: None,
 ) -> dict[str, np.ndarray]:
-    """The teacher's decisions: the network's inputs (`network.inputs` of the observations), privileged views, masks,
-    actions and discounted returns, in
-    arrays of `warmstart.decisions` rows made once (what the warm start holds: config.py's MAX_WARMSTART_DECISIONS);
-    its matches' kernels on `num_threads` threads; progress(n) after each round with the decisions collected in it."""
+    """The teacher's decisions: the input rows of `network` (its `inputs` of the observations), privileged views,
+    masks, actions and discounted returns, in arrays of `warmstart.decisions` rows made once (what the warm start
+    holds: config.py's MAX_WARMSTART_DECISIONS); its matches' kernels on `num_threads` threads; progress(n) after each
+    round with the decisions collected in it."""
     w = config.warmstart
     arena = Arena(config, network, None, rng, num_threads=num_threads, steps=TEACHER_STEPS)
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET)
