@@ -129,7 +129,7 @@ def test_a_network_whose_tensors_are_not_those_its_name_builds_is_refused_before
 
 
 def _training_doc_example() -> tuple[str, str]:
-    """The `mynet.py` and `mynet.toml` of docs/TRAINING.md's "Training your own network"."""
+    """The module mynet.py and the config mynet.toml of docs/TRAINING.md's "Training your own network"."""
     text = (ROOT / "docs" / "TRAINING.md").read_text(encoding="utf-8")
     section = text.split("### Training your own network", 1)[1].split("\n## ", 1)[0]
     module = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
