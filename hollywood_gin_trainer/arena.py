@@ -1,10 +1,11 @@
 """The arena: the training matches in a `SelfPlayVectorEnv`, who sits where, and what the rollout reads each step.
 
-`Arena(config, pool, rng, generator)` holds `env.num_envs` matches (or a Ray worker's share), each match's opponent
-(its code in `selfplay.opponents`, opponents.py's `Lineup`, with a snapshot's slot), the learner's seat, the
-observations to act on, and the buffers of one rollout (ppo.py's `Rollout`). It is both of ppo.py's partners:
-`RolloutMatches`, which ppo.py's `play_rollout` plays step by step through `learner_to_act`, `inputs` (the observation
-transform: the lookahead planes a network with `lookahead_features` reads), `privileged`, `opponents_act` and `step`;
+`Arena(config, network, pool, rng, generator)` holds `env.num_envs` matches (or a Ray worker's share), each match's
+opponent (its code in `selfplay.opponents`, opponents.py's `Lineup`, with a snapshot's slot), the learner's seat, the
+observations to act on, and the buffers of one rollout (ppo.py's `Rollout`, as wide as the learner's network's
+`input_size`). It is both of ppo.py's partners: `RolloutMatches`, which ppo.py's `play_rollout` plays step by step
+through `learner_to_act`, `inputs` (the learner's network's own observation transform, its `inputs`: the card
+network's adds the lookahead planes), `privileged`, `opponents_act` and `step`;
 and `Matches`, what an update and the run ask of the run's matches (`rollout_batch`, `hand_summary`, `evaluate`,
 `state`...). In a self-play match the learner plays both seats and both seats' decisions are kept; against a frozen
 opponent (a snapshot or an agent) only the learner's seat is. The engine runs on the CPU; the learner's and the
@@ -20,12 +21,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from hollywood_gin_env.agents.expert import DEFAULT_WEIGHTS
-from hollywood_gin_env.agents.lookahead_planes import LOOKAHEAD_SIZE, network_inputs
 from hollywood_gin_env.agents.policy import PolicyAgent
 from hollywood_gin_env.engine.handstats import HandCounts
-from hollywood_gin_env.engine.observation import OBS_SIZE
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord, play_job
 from hollywood_gin_trainer.config import Config
@@ -46,6 +46,7 @@ class Arena:
     def __init__(
         self,
         config: Config,
+        network: nn.Module,
         pool: OpponentPool | None,
         rng: np.random.Generator,
         generator: torch.Generator | None = None,
@@ -56,7 +57,8 @@ class Arena:
     ) -> None:
         """`num_envs` of the config's matches (default: env.num_envs), their kernels on `num_threads` threads
         (default: train.env_threads; None there: the process's default), `steps` a rollout (default:
-        ppo.rollout_steps); `rng` draws seats and opponents, `generator` samples actions."""
+        ppo.rollout_steps); `network` is the learner's (its `inputs` make the rollout's input rows, `input_size`
+        wide); `rng` draws seats and opponents, `generator` samples actions."""
         env, model = config.env, config.model
         self.config, self.num_envs = config, env.num_envs if num_envs is None else num_envs
         threads = config.train.env_threads if num_threads is None else num_threads
@@ -66,11 +68,10 @@ class Arena:
         self.device = torch.device(device)
         self.forward = RolloutForward(config.train.compile, self.device, self.num_envs)  # the learner's
         self.rng, self.generator, self.pool = rng, generator, pool
-        self.lookahead, self.stock_cards = model.lookahead_features, model.critic_stock_cards
+        self.network, self.stock_cards = network, model.critic_stock_cards
         self.lineup = Lineup.of(config.selfplay.opponents)
-        input_size = OBS_SIZE + (LOOKAHEAD_SIZE if self.lookahead else 0)
         steps = steps or config.ppo.rollout_steps
-        self.rollout = Rollout(steps, self.num_envs, input_size, self.stock_cards, self.lineup.size)
+        self.rollout = Rollout(steps, self.num_envs, network.input_size, self.stock_cards, self.lineup.size)
         self.kind = np.full(self.num_envs, self.lineup.self_code, dtype=np.int64)  # each match's opponent's code
         self.slot = np.full(self.num_envs, NO_SLOT, dtype=np.int64)
         self.learner_seat = np.zeros(self.num_envs, dtype=np.int64)
@@ -105,8 +106,8 @@ class Arena:
         return self.lineup.is_self(self.kind) | (self.players == self.learner_seat)
 
     def inputs(self, observations: np.ndarray) -> np.ndarray:
-        """The policy network's input rows of observation rows (the lookahead transform, on the arena's threads)."""
-        return network_inputs(observations, self.lookahead, self.threads)
+        """The learner's network's input rows of observation rows (its `inputs`, on the arena's threads)."""
+        return np.ascontiguousarray(self.network.inputs(observations, self.threads), dtype=np.float32)
 
     def privileged(self, seats: np.ndarray) -> np.ndarray:
         """The privileged view (privileged.py) of seats[i] in each match."""

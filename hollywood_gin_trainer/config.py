@@ -6,8 +6,15 @@ is an `Annotated` bound, an unknown section or key is refused. `load_config(path
 the standard library's `tomllib`, applies `--set section.key=value` overrides and checks everything; every refusal
 is one `ValueError` naming the key, the value and what is allowed. `[rules]` is passed to
 `hollywood_gin_env.Rules`, which checks its own keys the same way. `to_toml` writes a config with `tomli-w`.
+
+The network (`[model] network` and `network_kwargs`) is named as a checkpoint names it (hollywood_gin_env/agents/
+networks.py): checked before anything is made, its factory resolved, built on the meta device within a checkpoint's
+bounds and checked against the network protocol. A config file or `--set` is the user's own, so a `MODULE:FACTORY`
+network there imports its module (`load_config`); a config read back from a training state is a file's, and
+resolves only among the networks already known (`--import MODULE`).
 """
 
+import copy
 import dataclasses
 import math
 import reprlib
@@ -24,7 +31,8 @@ from hollywood_gin_env.engine.threads import MAX_THREADS
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS
 from hollywood_gin_env.evaluation.evaluate import agent_labels, parse_agent_arg
 from hollywood_gin_env.rules.options import PRESET_KEY, Rules
-from hollywood_gin_env.support.messages import escape_controls
+from hollywood_gin_env.support.imports import import_user_module
+from hollywood_gin_env.support.messages import escape_controls, shown_value
 from hollywood_gin_env.support.userfiles import read_user_file
 
 # Upper bounds on what allocates or runs in proportion to a size: each is far above the shipped recipes
@@ -48,6 +56,19 @@ MAX_CONFIG_BYTES = 1 << 20
 #: The recipe's teacher: expert with a larger knock-chance credit, less discard caution and more lookahead; 53% of
 #: matches against expert (1000 matches), so cloning it starts the learner above expert instead of level with it.
 RECIPE_TEACHER_WEIGHTS = (1.5, 60.0, 1.0, 0.1, 0.5, 0.0, 2.0, 0.05, 8.0)
+#: The recipe's network: the card network of hollywood_gin_env/agents/policy.py, with these arguments.
+RECIPE_NETWORK = "cards"
+RECIPE_NETWORK_KWARGS = {
+    "hidden_sizes": [256, 256],
+    "activation": "relu",
+    "card_channels": 32,
+    "take_features": True,
+    "lookahead_features": True,
+}
+#: Arguments of the recipe's network a [model] may give as its own keys, short for network_kwargs' (`model_table`).
+NETWORK_SHORTHAND = ("hidden_sizes", "card_channels", "take_features", "lookahead_features")
+#: A network's name: a registered name or MODULE:FACTORY (hollywood_gin_env/agents/networks.py's bound).
+MAX_NETWORK_NAME = 200
 
 #: Every section: unknown keys refused, NaN and infinities refused, each field's docstring its description.
 SCHEMA = ConfigDict(extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
@@ -120,24 +141,27 @@ class EnvConfig:
 
 @dataclass(config=SCHEMA)
 class ModelConfig:
-    """[model]: the policy network (hollywood_gin_env.agents.policy's "cards" network, ReLU) and its value head."""
+    """[model]: the policy network (any network of the network protocol, hollywood_gin_env/agents/networks.py; the
+    recipe's is "cards") and its value head."""
 
-    hidden_sizes: Annotated[list[Int(1, 8192)], Field(min_length=1, max_length=8)] = field(
-        default_factory=lambda: [256, 256]
-    )
-    """widths of the torso's hidden layers (at most 8 layers, and at most 50M parameters in all: what a checkpoint
-    may declare, hollywood_gin_env/agents/networks.py)"""
-    card_channels: Int(1, 8192) = 32
-    """width of each card's hidden vector in the card head"""
-    take_features: Bool = True
-    """give the draw/take/pass logits what taking the face-up card would do (exact meld solver)"""
-    lookahead_features: Bool = True
-    """the network also reads what `expert` computes before it acts, for each card (expected deadwood,
-    knock and gin chances after the next draw, danger) and for a stock draw (hollywood_gin_env/agents/
-    lookahead_planes.py; about 60 us of numba a decision)"""
+    network: Annotated[str, Strict(), Field(min_length=1, max_length=MAX_NETWORK_NAME)] = RECIPE_NETWORK
+    """the policy network: a registered name ("cards", the card network of hollywood_gin_env/agents/policy.py;
+    "mlp", a plain MLP; a name an installed package registers in the entry-point group hollywood_gin.networks) or
+    MODULE:FACTORY, a function marked @network_factory or a torch.nn.Module class with the network protocol
+    (hollywood_gin_env/agents/networks.py; docs/TRAINING.md, "The network")"""
+    network_kwargs: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(RECIPE_NETWORK_KWARGS))
+    """the network factory's keyword arguments (TOML values; the factory's defaults for those left out); absent:
+    the recipe's for "cards", none for another network. "cards" takes hidden_sizes (widths of the torso's hidden
+    layers, at most 8), activation ("relu" or "tanh"), card_channels (width of each card's hidden vector in the card
+    head), take_features (the draw/take/pass logits also see what taking the face-up card would do: the exact meld
+    solver) and lookahead_features (the network also reads what `expert` computes before it acts, for each card:
+    expected deadwood, knock and gin chances after the next draw, danger; and for a stock draw:
+    hollywood_gin_env/agents/lookahead_planes.py, about 60 us of numba a decision); [model]'s own hidden_sizes,
+    card_channels, take_features and lookahead_features change these ("cards" only). Every network holds at most
+    50M parameters (what a checkpoint may declare)"""
     critic: Literal["player", "privileged"] = "privileged"
-    """the value head's inputs: "player", the torso's features of the observation; "privileged", those and what the
-    player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
+    """the value head's inputs: "player", the network's features (its `features` of its input rows); "privileged",
+    those and what the player cannot see (the opponent's hand and deadwood, who the opponent is, the next stock cards;
     privileged.py), through an MLP: a training-time baseline only, never part of the shipped policy"""
     critic_stock_cards: Int(1, 16) = 12
     """"privileged" critic only: how many of the next stock cards, in order, the value head sees (at most 16: each is
@@ -204,8 +228,8 @@ class WarmStartConfig:
     value_coef: Float(0.0, 100.0) = 0.5
     """weight of the value head's regression on the teacher's discounted returns"""
     init: Annotated[str, Strict(), Field(max_length=MAX_SPEC_CHARS)] = ""
-    """start the policy from a checkpoint's weights instead of cloning: "bot" or "checkpoint:PATH" (its network's
-    shape must be [model]'s; the value head starts fresh); empty: the cloning above"""
+    """start the policy from a checkpoint's weights instead of cloning: "bot" or "checkpoint:PATH" (its network must
+    be [model]'s, the same name and arguments; the value head starts fresh); empty: the cloning above"""
 
 
 @dataclass(config=SCHEMA)
@@ -282,18 +306,25 @@ class Config:
         except ValueError as error:
             raise ValueError(f"eval.opponents: {error}") from None
 
-    def policy_config(self) -> dict[str, Any]:
-        """The checkpoint config of the policy network this run trains."""
-        m = self.model
-        return {
-            "arch": "cards",
-            "hidden_sizes": list(m.hidden_sizes),
-            "activation": "relu",
-            "card_channels": m.card_channels,
-            "take_features": m.take_features,
-            "lookahead_features": m.lookahead_features,
-            "deterministic": True,
-        }
+    def network_spec(self) -> dict[str, Any]:
+        """The network this run trains, as a checkpoint names it: {"name": [model] network, "kwargs":
+        network_kwargs}."""
+        return {"name": self.model.network, "kwargs": copy.deepcopy(self.model.network_kwargs)}
+
+
+def network_difference(theirs: dict[str, Any], ours: dict[str, Any]) -> str:
+    """How a network spec differs from the run's (`Config.network_spec`), in words ("" for none): its name, else
+    each argument that differs or is given in only one of the two."""
+    if theirs["name"] != ours["name"]:
+        theirs_name, ours_name = (escape_controls(repr(spec["name"])) for spec in (theirs, ours))  # checked: short
+        return f"network={theirs_name} (the run's {ours_name})"
+    a, b, absent = theirs["kwargs"], ours["kwargs"], object()
+    keys = sorted(key for key in {**a, **b} if a.get(key, absent) != b.get(key, absent))
+
+    def shown(kwargs: dict[str, Any], key: str) -> str:
+        return shown_value(kwargs[key]) if key in kwargs else "absent"
+
+    return ", ".join(f"{key}={shown(a, key)} (the run's {shown(b, key)})" for key in keys)
 
 
 #: Section name -> its dataclass.
@@ -301,8 +332,9 @@ SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config) 
 
 
 def config_from_dict(data: Any) -> Config:
-    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`)."""
-    config = validated(Config, rules_as_table(data))
+    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`); its network resolves
+    among the networks already known (a MODULE:FACTORY's module imported: `import_network`)."""
+    config = validated(Config, model_table(rules_as_table(data)))
     config.make_rules()  # Rules names any bad key or value
     _check_across(config)
     return config
@@ -369,12 +401,56 @@ def _check_across(config: Config) -> None:
             f"env.num_envs * ppo.rollout_steps = {decisions:,} decisions per rollout: allowed at most "
             f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)"
         )
-    from hollywood_gin_env.agents.networks import network_tensors  # imports torch, as training does anyway
-    from hollywood_gin_env.agents.policy import check_policy_config, config_network
+    check_network(config)
 
-    network_tensors(
-        config_network(check_policy_config(config.policy_config(), "[model]")), "[model]"
-    )  # a checkpoint's bounds
+
+def check_network(config: Config) -> None:
+    """ValueError in one line naming [model] unless its network resolves among the networks known, builds on the
+    meta device within a checkpoint's bounds and follows the network protocol, and its arguments are TOML values
+    (the run writes its config as TOML)."""
+    from hollywood_gin_env.agents.networks import network_tensors  # imports torch, as training does anyway
+
+    spec = config.network_spec()
+    try:
+        tomli_w.dumps({"network_kwargs": spec["kwargs"]})
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"model.network_kwargs={reprlib.repr(spec['kwargs'])}: not TOML values ({error}); a config holds "
+            "strings, numbers, booleans, lists and tables"
+        ) from None
+    network_tensors(spec, "[model]")
+
+
+def model_table(data: Any) -> Any:
+    """The document with [model]'s network arguments in `network_kwargs`: where absent, the recipe's
+    (RECIPE_NETWORK_KWARGS) for the recipe's network and none for another; the recipe network's arguments given as
+    [model]'s own keys (NETWORK_SHORTHAND: `--set model.card_channels=64`, the shipped run's docs/shipped-run/
+    config.toml) change those key by key. ValueError naming such a key given for another network."""
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, dict) or not isinstance(model.get("network_kwargs", {}), dict):
+        return data
+    own = {key: model[key] for key in NETWORK_SHORTHAND if key in model}
+    network = model.get("network", RECIPE_NETWORK)
+    if own and network != RECIPE_NETWORK:
+        key = next(iter(own))
+        raise ValueError(
+            f"model.{key}: an argument of the network {RECIPE_NETWORK!r}; [model] network={reprlib.repr(network)} "
+            f"takes its arguments from model.network_kwargs"
+        )
+    default = RECIPE_NETWORK_KWARGS if network == RECIPE_NETWORK else {}
+    kwargs = {**copy.deepcopy(model.get("network_kwargs", default)), **own}
+    rest = {key: value for key, value in model.items() if key not in NETWORK_SHORTHAND}
+    return {**data, "model": {**rest, "network_kwargs": kwargs}}
+
+
+def import_network(data: Any) -> None:
+    """Import the module of a MODULE:FACTORY network that [model] of the user's own config names: naming it there
+    is the user's act, as typing it is (a config read back from a training state never imports one: `--import`).
+    ValueError in one line if the import fails."""
+    model = data.get("model") if isinstance(data, dict) else None
+    name = model.get("network") if isinstance(model, dict) else None
+    if isinstance(name, str) and ":" in name:
+        import_user_module(name.partition(":")[0], f"model.network={reprlib.repr(name)}")
 
 
 def rules_table(rules: Rules) -> dict[str, Any]:
@@ -420,9 +496,20 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         return path, raw.strip()  # a bare word: `--set warmstart.teacher=greedy`
 
 
+def toml_inline(value: Any) -> str:
+    """The TOML text of plain data on one line (a table inline): a `--set` value; TypeError for what TOML cannot
+    hold (None)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_inline(str(key))} = {toml_inline(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(map(toml_inline, value)) + "]"
+    return tomli_w.dumps({"v": value}).removeprefix("v = ").rstrip("\n")
+
+
 def load_config(path: str | None = None, overrides: list[str] = (), rules: Rules | None = None) -> Config:
     """The checked Config of a TOML file (None: every default) with `rules` in place of its [rules] (`--rules`),
-    then `section.key=value` overrides applied."""
+    then `section.key=value` overrides applied: the user's own config, so a MODULE:FACTORY network it names is
+    imported (`import_network`)."""
     data: dict[str, Any] = {} if path is None else rules_as_table(read_toml(path))
     if rules is not None:
         data["rules"] = rules_table(rules)
@@ -431,6 +518,7 @@ def load_config(path: str | None = None, overrides: list[str] = (), rules: Rules
         if not isinstance(data.setdefault(section, {}), dict):
             raise ValueError(f"--set {section}.{key}: [{section}] is not a table")
         data[section][key] = value
+    import_network(data)
     return config_from_dict(data)
 
 

@@ -195,10 +195,11 @@ def run_program(
         prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
         torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
         commit = git_commit()
+        options = {"commit": commit, "ray_address": args.ray_address, "imports": tuple(args.imports)}
         if resume is None:
-            run = TrainingRun.create(config, device, commit=commit, ray_address=args.ray_address)
+            run = TrainingRun.create(config, device, **options)
         else:
-            run = TrainingRun.resume(resume, device, commit=commit, ray_address=args.ray_address)
+            run = TrainingRun.resume(resume, device, **options)
     except (ValueError, FileNotFoundError, WorkerError) as error:
         lock.release()
         raise SystemExit(fail(args, error)) from None

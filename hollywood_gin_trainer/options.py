@@ -120,7 +120,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import this module first (your agents' or networks' code; repeatable)",
+        help="import this module first (your agents' or networks' code; repeatable; Ray rollout workers import it too)",
     )
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")

@@ -6,11 +6,13 @@ policy in both seats, both seats train), "snapshots" (a frozen past snapshot: a 
 the pool is empty) or an agent any spec names (`expert`, `greedy`, `bot`, `checkpoint:PATH`, ...: loaded once, here,
 and never trained). The pool also holds the evaluation opponents (`eval.opponents`), loaded once too, apart from the
 training ones (an evaluation reseeds its agents; the training opponents' streams stay the training's).
-A snapshot is a frozen copy of the policy added every `snapshot_every` updates; the pool keeps the newest
-`pool_size` in slots 0..pool_size-1, and a match against one also records its slot. Which snapshot: prioritised
-fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is the learner's win rate against it in
-training matches (a snapshot never played counts w = 0.5), so the snapshots that still beat the learner are met
-most. Frozen opponents sample from their policy (they are not trained on), on the run's device.
+A snapshot is a frozen copy of the policy added every `snapshot_every` updates (the run's network built from its spec,
+`[model]`'s, with the policy's weights loaded: the one way a snapshot is made, from the learner or from a training
+state's tensors); the pool keeps the newest `pool_size` in slots 0..pool_size-1, and a match against one also records
+its slot. Which snapshot: prioritised fictitious self-play, weight (1 - w + 0.05) ** priority_exponent where w is
+the learner's win rate against it in training matches (a snapshot never played counts w = 0.5), so the snapshots
+that still beat the learner are met most. Frozen opponents sample from their policy (they are not trained on), on the
+run's device.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ import torch
 from torch import nn
 
 from hollywood_gin_env.agents.loading import policy_file
-from hollywood_gin_env.agents.lookahead_planes import network_inputs
 from hollywood_gin_env.agents.masked import sample_masked
-from hollywood_gin_env.agents.policy import build_policy
+from hollywood_gin_env.agents.networks import build_network
 from hollywood_gin_env.engine.threads import kernel_threads
 from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 from hollywood_gin_trainer.config import Config
@@ -42,7 +43,6 @@ class OpponentPool:
     def __init__(
         self,
         config: Config,
-        policy_config: dict[str, Any],
         device: torch.device,
         num_threads: int | None,
         seed: int | None = None,
@@ -52,10 +52,10 @@ class OpponentPool:
         then reproducible); `allow_import=False` for a config read from a training state (opponents.py)."""
         self.config = config.selfplay
         self.lineup = Lineup.of(config.selfplay.opponents)
-        self.policy_config = policy_config  # checked once, by the run
+        self.network = config.network_spec()  # what a snapshot is built as
         self.device = device
         self.allow_import = allow_import  # what a Ray worker's own pool is told too
-        self.threads = kernel_threads(num_threads)  # the frozen agents' and the snapshots' lookahead kernels
+        self.threads = kernel_threads(num_threads)  # the frozen agents' and the snapshots' `inputs` kernels
         count = self.threads.num_threads
         self.agents = {
             code: load_opponent("selfplay.opponents", spec, entry_seed(seed, code), count, allow_import)
@@ -75,7 +75,7 @@ class OpponentPool:
 
     def add(self, policy: nn.Module, update: int) -> None:
         """Freeze a copy of the policy into the pool (replacing the oldest snapshot when full)."""
-        frozen = self.frozen({name: tensor.detach().clone() for name, tensor in policy.state_dict().items()})
+        frozen = self.frozen(policy.state_dict())
         slot = self.next_slot
         if slot == len(self.snapshots):
             self.snapshots.append(frozen)
@@ -105,10 +105,9 @@ class OpponentPool:
         self.wins, self.played = np.array(wins, dtype=np.float64), np.array(played, dtype=np.float64)
 
     def frozen(self, weights: dict[str, torch.Tensor]) -> nn.Module:
-        """A policy made of these weights (taken, not copied) that is never trained."""
-        with torch.device("meta"):
-            frozen = build_policy(self.policy_config)
-        frozen.load_state_dict(weights, assign=True)
+        """The run's network with a copy of these weights, on the pool's device, never trained."""
+        frozen = build_network(self.network)
+        frozen.load_state_dict(weights)
         return frozen.to(self.device).eval().requires_grad_(False)
 
     def draw(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -156,7 +155,7 @@ class OpponentPool:
             rows = np.flatnonzero(against & (slots == slot))
             snapshot = self.snapshots[slot]
             with torch.no_grad():
-                inputs = network_inputs(obs[rows], snapshot.lookahead_features, self.threads)
+                inputs = np.ascontiguousarray(snapshot.inputs(obs[rows], self.threads), dtype=np.float32)
                 logits = snapshot(torch.from_numpy(inputs).to(self.device))
                 sampled, _ = sample_masked(logits, torch.from_numpy(masks[rows]).to(self.device), generator)
             actions[rows] = sampled.cpu().numpy()

@@ -35,7 +35,7 @@ from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
 from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample_masked
-from hollywood_gin_env.agents.policy import build_policy, check_policy_config
+from hollywood_gin_env.agents.networks import check_network_spec, check_protocol, find_network, network_tensors
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.support.jit import njit
 from hollywood_gin_trainer.config import Config, PPOConfig
@@ -135,19 +135,21 @@ class Matches(Protocol):
 
 
 class ActorCritic(nn.Module):
-    """`policy` (the network a checkpoint holds) plus a value head on its torso's features: a linear one
-    (`critic="player"`), or a small MLP that also reads the privileged view (`critic="privileged"`, privileged.py)."""
+    """`policy` (the network a checkpoint holds: any network of the protocol, hollywood_gin_env/agents/networks.py)
+    plus a value head on its `features`: a linear one (`critic="player"`), or a small MLP that also reads the
+    privileged view (`critic="privileged"`, privileged.py)."""
 
     def __init__(
-        self, policy_config: dict[str, Any], critic: str = "player", stock_cards: int = 1, opponents: int = 1
+        self, network: dict[str, Any], critic: str = "player", stock_cards: int = 1, opponents: int = 1
     ) -> None:
-        """`stock_cards` and `opponents` (the "who" columns: selfplay.opponents' entries) size a privileged critic's
-        view (privileged.py)."""
+        """`network` is the policy's spec ({"name", "kwargs"}: config.py's `network_spec`); `stock_cards` and
+        `opponents` (the "who" columns: selfplay.opponents' entries) size a privileged critic's view
+        (privileged.py)."""
         super().__init__()
         if critic not in CRITICS:
             raise ValueError(f"critic={critic!r}: expected one of {CRITICS}")
-        self.policy_config = check_policy_config(dict(policy_config))
-        self.policy = build_policy(self.policy_config)
+        self.network_spec = check_network_spec(network)
+        self.policy = policy_network(self.network_spec)
         self.critic = critic
         size = self.policy.feature_size
         if critic == "privileged":  # two hidden layers: with many stock cards in view the head plays the hand forward
@@ -196,7 +198,17 @@ def make_learner(config: Config, device: torch.device) -> tuple[ActorCritic, tor
 def actor_critic(config: Config) -> ActorCritic:
     """The actor-critic of a checked config (weights from torch's current random state)."""
     m = config.model
-    return ActorCritic(config.policy_config(), m.critic, m.critic_stock_cards, len(config.selfplay.opponents))
+    return ActorCritic(config.network_spec(), m.critic, m.critic_stock_cards, len(config.selfplay.opponents))
+
+
+def policy_network(spec: dict[str, Any]) -> nn.Module:
+    """The network of a spec, its weights drawn from torch's current random state, so the value head's come next in
+    the learner's seeded stream (`build_network` draws from a fork); checked on the meta device first, then against
+    the protocol."""
+    network_tensors(spec)  # resolved, bounded and of the protocol before anything is allocated
+    network = find_network(spec["name"])(**spec["kwargs"])
+    check_protocol(network, f"network {spec['name']!r}")
+    return network
 
 
 def schedule(config: Config, optimizer: torch.optim.Optimizer, update: int) -> tuple[float, float]:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,13 +32,12 @@ import torch
 
 from hollywood_gin_env.agents.checkpoint import load_network, save_checkpoint
 from hollywood_gin_env.agents.loading import policy_file
-from hollywood_gin_env.agents.policy import CARDS_KWARGS, config_network, network_config
 from hollywood_gin_env.engine.threads import check_num_threads, threads_beside
 from hollywood_gin_env.evaluation.duplicate import PairRecord, pair_jobs
 from hollywood_gin_env.evaluation.evaluate import summarize_pair
 from hollywood_gin_trainer import trainstate
 from hollywood_gin_trainer.arena import Arena
-from hollywood_gin_trainer.config import Config, TrainConfig
+from hollywood_gin_trainer.config import Config, TrainConfig, network_difference
 from hollywood_gin_trainer.forward import check_compiles
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import Matches, make_learner, update
@@ -66,16 +67,27 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def init_weights(spec: str, policy_config: dict[str, Any]) -> dict[str, torch.Tensor]:
+def init_weights(spec: str, network: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
-    unless its network has the shape of `policy_config` (the run's [model])."""
+    unless its network is `network` (the run's [model]: the same name and arguments), naming the difference."""
     policy, metadata = load_network(policy_file(spec))
-    config = network_config(metadata["network"], where=f"warmstart.init={spec}")
-    differ = sorted(key for key in CARDS_KWARGS if config[key] != policy_config[key])
+    differ = network_difference(metadata["network"], network)
     if differ:
-        found = ", ".join(f"{key}={config[key]!r} (the run's {policy_config[key]!r})" for key in differ)
-        raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {found}")
+        raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {differ}")
     return policy.state_dict()
+
+
+def check_saves(network: torch.nn.Module, spec: dict[str, Any]) -> None:
+    """ValueError in one line, before anything trains, unless a checkpoint of this network can be written as `spec`
+    names it: the checks of the run's every save (save_checkpoint's: tensors the named network would not load,
+    weights out of a checkpoint's bounds), made on a temporary file."""
+    with tempfile.TemporaryDirectory(prefix="hollywood-gin-") as folder:
+        path = Path(folder) / "network.safetensors"
+        try:
+            save_checkpoint(path, network, spec)
+        except ValueError as error:
+            message = str(error).replace(f"{path}: ", "").removesuffix("; nothing written")
+            raise ValueError(f"[model]: the network cannot be saved as named: {message}") from None
 
 
 class TrainingRun:
@@ -88,9 +100,11 @@ class TrainingRun:
         commit: str = "unknown",
         ray_address: str | None = None,
         allow_import: bool = True,
+        imports: tuple[str, ...] = (),
     ) -> None:
         """A run of a checked config (`create` and `resume` make one); `allow_import=False` where the config was read
-        from a training state: the agents it names load as a file's (hollywood_gin_trainer/opponents.py)."""
+        from a training state: the agents it names load as a file's (hollywood_gin_trainer/opponents.py).
+        `imports`: the modules the program imported (`--import`), which Ray workers import too."""
         if ray_address and config.train.workers == 1:
             raise ValueError(
                 f"--ray-address {ray_address}: train.workers is 1 (every match in this process); "
@@ -102,31 +116,38 @@ class TrainingRun:
         self.rng = np.random.default_rng(seed)
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
         self.model, self.optimizer = make_learner(config, self.device)
-        self.policy_config = self.model.policy_config  # checked once, by the model
+        self.network_spec = self.model.network_spec  # checked once, by the model
+        check_saves(self.model.policy, self.network_spec)  # refused now, not at the first save after the warm start
         if config.train.compile:  # fails here, not after the warm start, where torch.compile cannot work
             privileged = privileged_view_size(config.model.critic_stock_cards, len(config.selfplay.opponents))
             check_compiles(self.model, self.device, config.env.num_envs, privileged)
-        self.pool = OpponentPool(config, self.policy_config, self.device, self.env_threads, seed, allow_import)
+        self.pool = OpponentPool(config, self.device, self.env_threads, seed, allow_import)
         self.arena: Matches
         if config.train.workers > 1:  # the matches live on Ray actors (workers.py); only then is Ray imported
             from hollywood_gin_trainer.workers import RemoteArena
 
-            self.arena = RemoteArena(config, self.pool, self.device, ray_address)
+            self.arena = RemoteArena(config, self.pool, self.device, ray_address, imports=imports)
         else:
-            self.arena = Arena(config, self.pool, self.rng, self.generator, self.device, num_threads=self.env_threads)
+            policy, pool, device = self.model.policy, self.pool, self.device
+            self.arena = Arena(config, policy, pool, self.rng, self.generator, device, num_threads=self.env_threads)
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
         self.init: dict[str, torch.Tensor] | None = None  # warmstart.init's weights, for start() (create reads them)
 
     @classmethod
     def create(
-        cls, config: Config, device: torch.device | str = "cpu", commit: str = "unknown", ray_address: str | None = None
+        cls,
+        config: Config,
+        device: torch.device | str = "cpu",
+        commit: str = "unknown",
+        ray_address: str | None = None,
+        imports: tuple[str, ...] = (),
     ) -> TrainingRun:
         """A new run of a checked config; `start()` runs its warm start (or takes `warmstart.init`'s weights, read
         and checked here, so a bad file stops the run before anything trains) and deals its matches."""
-        run = cls(config, device, commit, ray_address)
+        run = cls(config, device, commit, ray_address, imports=imports)
         try:
-            run.init = init_weights(config.warmstart.init, run.policy_config) if config.warmstart.init else None
+            run.init = init_weights(config.warmstart.init, run.network_spec) if config.warmstart.init else None
         except BaseException:
             run.close()
             raise
@@ -139,11 +160,13 @@ class TrainingRun:
         device: torch.device | str = "cpu",
         commit: str = "unknown",
         ray_address: str | None = None,
+        imports: tuple[str, ...] = (),
     ) -> TrainingRun:
         """The run saved in a training-state file, ready to continue exactly; ValueError in one line naming the
-        file and the damaged value otherwise."""
+        file and the damaged value otherwise. The network and agents the file names resolve only among those known
+        (`imports`: the modules `--import` imported)."""
         config, metadata = trainstate.read_config(path)
-        run = cls(config, device, commit, ray_address, allow_import=False)  # the config is the file's
+        run = cls(config, device, commit, ray_address, allow_import=False, imports=imports)  # the config is the file's
         try:
             trainstate.load(path, run, metadata)
         except BaseException:
@@ -171,7 +194,7 @@ class TrainingRun:
         with tqdm(
             total=w.decisions, desc=f"warm start: {w.teacher}", unit=" decisions", unit_scale=True, **bars
         ) as bar:
-            data = collect_teacher(self.config, self.rng, self.env_threads, progress=bar.update)
+            data = collect_teacher(self.config, self.model.policy, self.rng, self.env_threads, progress=bar.update)
         with tqdm(total=w.epochs, desc="warm start: cloning", unit=" epoch", **bars) as bar:
 
             def on_epoch(epoch: int, stats: dict[str, float]) -> None:
@@ -232,8 +255,7 @@ class TrainingRun:
         """Write the policy alone (best, policy) with what it records about how it was made."""
         training = trainstate.policy_record(self.config, self.progress, self.commit)
         rules = self.config.make_rules().to_dict()
-        network, deterministic = config_network(self.policy_config), self.policy_config["deterministic"]
-        save_checkpoint(path, self.model.policy, network, deterministic=deterministic, rules=rules, training=training)
+        save_checkpoint(path, self.model.policy, self.network_spec, deterministic=True, rules=rules, training=training)
 
     def close(self) -> None:
         """Stop the run's rollout workers, if it has any (Ray also stops them when this process exits)."""

@@ -13,7 +13,8 @@ EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
               "arena": {"step", "opponents"}, "rng": {"numpy"},
               "opponents": {spec: the SHA-256 of its file} for each frozen opponent read from a policy file}
 
-Reading runs no code and allocates only what the run itself holds: the config is read from the header first, the run
+Reading runs no code and allocates only what the run itself holds: the config is read from the header first (its
+network, the one the metadata names, resolved as a file's: among the networks known, `--import MODULE`), the run
 it describes is built, and each tensor must have the dtype and shape of the run's own (support/tensorfile.py). Then
 every value's range is checked before anything is restored, so a damaged file is one ValueError naming the value:
 Adam's hyperparameters against the run's (lr within 0..train.lr), its moments finite and within what gradients
@@ -38,8 +39,7 @@ import torch
 from pydantic.dataclasses import dataclass
 
 from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, MAX_WEIGHT, save_checkpoint
-from hollywood_gin_env.agents.networks import network_tensors
-from hollywood_gin_env.agents.policy import config_network
+from hollywood_gin_env.agents.networks import check_network_spec, network_tensors
 from hollywood_gin_env.support.messages import escape_controls, shown_text
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
 from hollywood_gin_trainer.config import (
@@ -50,6 +50,7 @@ from hollywood_gin_trainer.config import (
     Float,
     Int,
     config_from_dict,
+    network_difference,
     validated,
 )
 
@@ -119,8 +120,7 @@ def save(path: str | os.PathLike, run: Run) -> None:
     """Write the run's state to path atomically (module docstring's layout)."""
     tensors, data = state(run)
     rules = run.config.make_rules().to_dict()
-    network, deterministic = config_network(run.policy_config), run.policy_config["deterministic"]
-    save_checkpoint(path, run.model.policy, network, tensors, deterministic=deterministic, rules=rules, train=data)
+    save_checkpoint(path, run.model.policy, run.network_spec, tensors, deterministic=True, rules=rules, train=data)
 
 
 def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -157,15 +157,24 @@ def _numpy(weights: dict[str, torch.Tensor], prefix: str = "") -> list[tuple[str
 
 
 def read_config(path: str | os.PathLike) -> tuple[Config, dict[str, Any]]:
-    """(config, the "train" object) of a training-state file, from its header alone."""
+    """(config, the "train" object) of a training-state file, from its header alone. The network its metadata names
+    must be its config's [model] network, and resolves as a file's: among the networks known, never by importing
+    what the file names (`--import MODULE`)."""
     metadata = read_tensor_header(path).metadata
     train = metadata.get("train")
     if not isinstance(train, dict) or "config" not in train:
         raise ValueError(f"{_shown(path)} holds a policy but no training state; resume from a run's last.safetensors")
     try:
-        return config_from_dict(train["config"]), train
+        config = config_from_dict(train["config"])
     except ValueError as error:
         raise ValueError(f"{_shown(path)}: the saved config: {error}") from None
+    try:
+        differ = network_difference(check_network_spec(metadata.get("network")), config.network_spec())
+    except ValueError as error:
+        differ = str(error)
+    if differ:
+        raise ValueError(f"{_shown(path)}: the training state is damaged: its network is not its [model]'s: {differ}")
+    return config, train
 
 
 def load(path: str | os.PathLike, run: Run, train: dict[str, Any]) -> None:
@@ -177,7 +186,7 @@ def load(path: str | os.PathLike, run: Run, train: dict[str, Any]) -> None:
         snapshots = check_pool_record(train.get("pool"), run.config, progress)
         specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots).items()}
         optional = [name for name in specs if name.startswith(EXTRA_PREFIX + "optimizer.")]
-        found = read_tensors(path, {**network_tensors(config_network(run.policy_config)), **specs}, optional=optional)
+        found = read_tensors(path, {**network_tensors(run.network_spec), **specs}, optional=optional)
         check(run, progress, train, found)
         restore(run, progress, train, found)
     except (ValueError, KeyError, TypeError) as error:
@@ -195,8 +204,9 @@ def own_specs(run: Run, snapshots: int) -> dict[str, Spec]:
         moment = ("float32", tuple(parameter.shape))
         specs |= {f"optimizer.{index}.exp_avg": moment, f"optimizer.{index}.exp_avg_sq": moment}
         specs[f"optimizer.{index}.step"] = ("float32", ())
+    network = network_tensors(run.network_spec)
     for k in range(snapshots):
-        specs |= {f"pool.{k}.{name}": spec for name, spec in network_tensors(config_network(run.policy_config)).items()}
+        specs |= {f"pool.{k}.{name}": spec for name, spec in network.items()}
     size = run.config.selfplay.pool_size
     return specs | {"pool.wins": ("float64", (size,)), "pool.played": ("float64", (size,))}
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from torch import nn
 
 from hollywood_gin_env.agents import ExpertAgent, load_agent
 from hollywood_gin_env.agents.masked import masked_log_probs
@@ -27,15 +28,17 @@ KEYS = ("obs", "privileged", "masks", "actions")  # a rollout's rows the cloning
 
 def collect_teacher(
     config: Config,
+    network: nn.Module,
     rng: np.random.Generator,
     num_threads: int | None = None,
     progress: Callable[[int], None] = lambda n: None,
 ) -> dict[str, np.ndarray]:
-    """The teacher's decisions: the network's inputs, privileged views, masks, actions and discounted returns, in
-    arrays of `warmstart.decisions` rows made once (what the warm start holds: config.py's MAX_WARMSTART_DECISIONS);
-    its matches' kernels on `num_threads` threads; progress(n) after each round with the decisions collected in it."""
+    """The teacher's decisions: the input rows of `network` (its `inputs` of the observations), privileged views,
+    masks, actions and discounted returns, in arrays of `warmstart.decisions` rows made once (what the warm start
+    holds: config.py's MAX_WARMSTART_DECISIONS); its matches' kernels on `num_threads` threads; progress(n) after each
+    round with the decisions collected in it."""
     w = config.warmstart
-    arena = Arena(config, None, rng, num_threads=num_threads, steps=TEACHER_STEPS)
+    arena = Arena(config, network, None, rng, num_threads=num_threads, steps=TEACHER_STEPS)
     arena.reset(seed=config.train.seed * 1_000_003 + TEACHER_SEED_OFFSET)
     count = arena.threads.num_threads
     weights = np.array(w.teacher_weights)

@@ -5,7 +5,9 @@
 `num_envs % K`), and worker k's match j is the run's match `first_k + j`, dealt with seed `train.seed + first_k +
 j`, so the first deals are those of a one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one
 torch thread) holds an `Arena` on the CPU, its own `OpponentPool` (the frozen agents and a copy of every snapshot), a
-CPU copy of the `ActorCritic` and its own random streams.
+CPU copy of the `ActorCritic` and its own random streams. A worker first imports the modules the program imported
+(`--import`: the user's networks and agents, as the evaluator's Ray tasks do) and, for a new run, the module of a
+MODULE:FACTORY network the user's config names, so it builds what the learner built.
 
 Seed rule of worker k (0-based) of matches dealt from seed s (`reset(s)`; the run's is `train.seed`): `sequence =
 numpy.random.SeedSequence([s, k])`; its numpy `Generator` (opponents and seats of new matches) is
@@ -39,8 +41,9 @@ import torch
 from hollywood_gin_env.engine.handstats import HandCounts
 from hollywood_gin_env.engine.threads import set_default_threads
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
+from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_trainer.arena import Arena
-from hollywood_gin_trainer.config import Config, config_from_dict
+from hollywood_gin_trainer.config import Config, config_from_dict, import_network
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, actor_critic
 
@@ -71,10 +74,20 @@ class RolloutWorker:
     """One worker's matches, opponents, policy copy and streams; a Ray actor in a run, a plain object in tests."""
 
     def __init__(
-        self, config_data: dict[str, Any], index: int, first_match: int, num_matches: int, allow_import: bool = True
+        self,
+        config_data: dict[str, Any],
+        index: int,
+        first_match: int,
+        num_matches: int,
+        allow_import: bool = True,
+        imports: tuple[str, ...] = (),
     ) -> None:
         """Worker `index` of the run's config (as plain data), playing matches first_match.. (num_matches of them);
-        `allow_import` as the learner's pool loads its agents (opponents.py)."""
+        `allow_import` as the learner's pool loads its agents and network (opponents.py, config.py); `imports` the
+        program's `--import` modules, imported first."""
+        import_modules(imports)
+        if allow_import:  # a new run's config is the user's own: its network's module is theirs to import
+            import_network(config_data)
         config = config_from_dict(config_data)
         # this actor's process is this worker's: one torch thread, and one kernel thread unless train.env_threads
         # says otherwise (K actors on all the cores would oversubscribe them)
@@ -85,9 +98,10 @@ class RolloutWorker:
         self.model = actor_critic(config)
         seed = config.train.seed + index  # each worker's frozen agents draw their own streams (a `random` opponent)
         cpu = torch.device("cpu")
-        self.pool = OpponentPool(config, self.model.policy_config, cpu, threads, seed, allow_import)
+        self.pool = OpponentPool(config, cpu, threads, seed, allow_import)
         rng, generator = worker_streams(config.train.seed, index)
-        self.arena = Arena(config, self.pool, rng, generator, num_envs=num_matches, num_threads=threads)
+        policy = self.model.policy
+        self.arena = Arena(config, policy, self.pool, rng, generator, num_envs=num_matches, num_threads=threads)
 
     def reset(self, seed: int) -> None:
         """Deal this worker's share of the matches dealt from `seed` and draw their opponents and seats, with the
@@ -171,7 +185,9 @@ class RemoteArena:
         device: torch.device | str = "cpu",
         ray_address: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        imports: tuple[str, ...] = (),
     ) -> None:
+        """`imports`: the modules every worker imports first (the program's `--import`)."""
         import ray
 
         from hollywood_gin_env.evaluation.ray_tasks import start_ray
@@ -182,7 +198,7 @@ class RemoteArena:
         actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
         data = config.to_dict()
         self.workers = [
-            actor.remote(data, k, first, size, pool.allow_import)
+            actor.remote(data, k, first, size, pool.allow_import, tuple(imports))
             for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))
         ]
         self.stats, self.matches, self.forward_s = HandCounts(), 0, 0.0

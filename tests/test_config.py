@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+import sys
 import threading
 import tomllib
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from hollywood_gin_trainer.config import (
     MAX_CONFIG_BYTES,
+    RECIPE_NETWORK_KWARGS,
     SECTIONS,
     Config,
     config_from_dict,
@@ -41,6 +43,52 @@ def test_every_shipped_config_loads_and_writes_back_to_itself(path):
     assert config_from_dict(tomllib.loads(to_toml(config))) == config
 
 
+def test_the_network_arguments_are_the_recipes_for_cards_and_none_for_another_network_unless_given():
+    """Absent, [model] network_kwargs are the recipe's for "cards" and none (the factory's defaults) for another
+    network; given, they are the factory's arguments exactly; "cards"'s own keys in [model] (the shipped run's saved
+    config's form) change the recipe's, or the table's, key by key; a written config names them in the table."""
+    recipe = load_config(None).network_spec()
+    assert recipe == {"name": "cards", "kwargs": RECIPE_NETWORK_KWARGS}
+    assert load_config(None, ["model.network=mlp"]).network_spec() == {"name": "mlp", "kwargs": {}}
+    given = load_config(None, ["model.network_kwargs={card_channels=8}"]).network_spec()
+    assert given == {"name": "cards", "kwargs": {"card_channels": 8}}
+    wider = load_config("configs/default.toml", ["model.card_channels=64"]).network_spec()
+    assert wider == {"name": "cards", "kwargs": {**RECIPE_NETWORK_KWARGS, "card_channels": 64}}
+    assert load_config(None, ["model.card_channels=64"]).network_spec() == wider
+    config = load_config("configs/smoke.toml", ["model.lookahead_features=true"])
+    written = tomllib.loads(to_toml(config))["model"]
+    assert "lookahead_features" not in written and written["network_kwargs"]["lookahead_features"] is True
+    assert config_from_dict(tomllib.loads(to_toml(config))) == config
+
+
+USER_NETWORK = """
+from hollywood_gin_env.agents.networks import MLPNetwork, network_factory
+
+@network_factory
+def small(width=8):
+    return MLPNetwork([width], "relu")
+"""
+
+
+def test_a_config_file_imports_the_module_of_its_network_and_a_saved_config_does_not(tmp_path, monkeypatch):
+    """A MODULE:FACTORY network in the user's own config (a file, --set) imports its module, the user's act; the
+    same config read as a file's (a training state's: config_from_dict) resolves only once the module is imported,
+    and its refusal names --import and imports nothing."""
+    name = f"user_net_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(USER_NETWORK)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = {"model": {"network": f"{name}:small", "network_kwargs": {"width": 4}}}
+    try:
+        with pytest.raises(ValueError, match=rf"module '{name}' is not imported.*pass --import {name}"):
+            config_from_dict(data)
+        assert name not in sys.modules
+        typed = load_config(None, [f"model.network={name}:small", "model.network_kwargs={width = 4}"])
+        assert name in sys.modules and typed.network_spec() == {"name": f"{name}:small", "kwargs": {"width": 4}}
+        assert config_from_dict(data) == typed
+    finally:
+        sys.modules.pop(name, None)
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
@@ -53,9 +101,16 @@ def test_every_shipped_config_loads_and_writes_back_to_itself(path):
         ("ppo.clip_coef=inf", "ppo.clip_coef=inf is not allowed: input should be a finite number"),
         ("env.reward='points'", "env.reward='points' is not allowed: input should be 'hand', 'game', 'match' or"),
         ("ppo.clip_vloss=1", "ppo.clip_vloss=1 is not allowed: input should be a valid boolean"),
-        ("model.hidden_sizes=[]", "model.hidden_sizes=[] is not allowed: list should have at least 1 item"),
-        ("model.hidden_sizes=[16,16,16,16,16,16,16,16,16]", "list should have at most 8 items"),
-        ("model.hidden_sizes=[8192, 8192]", "parameters; a policy has at most 50,000,000"),
+        ("model.hidden_sizes=[]", "[model]: network 'cards': hidden_sizes=[] must be a list of 1 to 8 ints"),
+        ("model.hidden_sizes=[16,16,16,16,16,16,16,16,16]", "must be a list of 1 to 8 ints in 1..8192"),
+        ("model.hidden_sizes=[8192, 8192]", "values; a network holds at most 50,000,000"),
+        ("model.network=nowhere", "[model]: unknown network 'nowhere': use cards, mlp"),
+        ("model.network=os:system", "neither a function marked @network_factory nor a torch.nn.Module class"),
+        ("model.network=mlp", "[model]: network 'mlp': mlp() got an unexpected keyword argument 'card_channels'"),
+        ("model.network=mlp|model.network_kwargs={hidden_sizes=[8]}|model.card_channels=8", "model.card_channels: an"),
+        ("model.network=no_such_module_zz:net", "model.network='no_such_module_zz:net': cannot import the module"),
+        ("model.network_kwargs={when=1979-05-27}", "[model]: network kwargs={'when': datetime.date(1979, 5, 27)}"),
+        ("model.network_kwargs=[1]", "model.network_kwargs=[1] is not allowed: input should be a valid dictionary"),
         ("eval.opponents=['a=expert', 'a=greedy']", "eval.opponents: agents 'expert' and 'greedy' are both labelled"),
         ("eval.opponents=['']", "eval.opponents[0]='' is not allowed: string should have at least 1 character"),
         ("eval.opponents=[]", "eval.opponents=[] is not allowed: list should have at least 1 item"),

@@ -21,7 +21,7 @@ from hollywood_gin_trainer.config import load_config  # noqa: E402
 from hollywood_gin_trainer.opponents import SELF_UNLISTED, Lineup, check_agents  # noqa: E402
 from hollywood_gin_trainer.options import parse_exploit_args  # noqa: E402
 from hollywood_gin_trainer.pool import NO_SLOT  # noqa: E402
-from hollywood_gin_trainer.ppo import Matches, RolloutMatches  # noqa: E402
+from hollywood_gin_trainer.ppo import Matches, RolloutMatches, actor_critic  # noqa: E402
 from hollywood_gin_trainer.privileged import OPPONENT_KIND, privileged_view_size  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
 from hollywood_gin_trainer.workers import RemoteArena, RolloutWorker  # noqa: E402
@@ -233,6 +233,7 @@ def test_the_arenas_implement_ppos_protocols_structurally(protocol, classes):
                 assert isinstance(getattr(cls, name, None), property), f"{cls.__name__}.{name}"
             elif member is not None:
                 assert _parameters(getattr(cls, name)) == _parameters(member), f"{cls.__name__}.{name}"
-    arena = Arena(load_config(SMOKE, ["env.num_envs=4"]), None, np.random.default_rng(0))
+    config = load_config(SMOKE, ["env.num_envs=4"])
+    arena = Arena(config, actor_critic(config).policy, None, np.random.default_rng(0))
     assert isinstance(arena, protocol)
     assert not isinstance(object(), protocol)

@@ -24,6 +24,7 @@ from hollywood_gin_trainer.config import load_config
 from hollywood_gin_trainer.ppo import Matches
 from hollywood_gin_trainer.run import TrainingRun
 from hollywood_gin_trainer.workers import RolloutWorker, WorkerError, shares, worker_streams
+from tests import networks_for_tests  # noqa: F401 (this process's own code imports the network a file names)
 from tests.ray_fixtures import command_line, in_session
 from tests.subprocess_signals import default_sigint
 
@@ -34,6 +35,7 @@ SMOKE = str(ROOT / "configs" / "smoke.toml")
 SNAPSHOTS_MOST = "selfplay.opponents={self=0.4, snapshots=2.0, expert=0.2, greedy=0.1}"  # snapshots code 1
 TWO_WORKERS = ["train.workers=2", "rules.game_target=1", "ppo.rollout_steps=48", SNAPSHOTS_MOST]
 UPDATES = 4
+NETWORK_MODULE = "tests.networks_for_tests"
 
 
 def two_worker_run() -> TrainingRun:
@@ -162,6 +164,26 @@ def test_the_same_seed_and_two_workers_give_the_same_weights_and_resume_exactly(
     train(resumed, UPDATES)
     assert_equal_weights(weights(resumed), reference[UPDATES])
     assert (resumed.pool.played == reference["played"]).all()
+    resumed.close()
+
+
+def test_a_network_by_reference_trains_on_the_workers_and_a_resume_imports_what_import_names(ray_local, tmp_path):
+    """Ray workers are processes of their own: a new run's workers import the module of the network its config
+    names (the user's act); a resumed run's config is a file's, so its workers import only the program's --import
+    modules: without them the resume stops naming --import, with them it continues as the unbroken run."""
+    network = [f"model.network={NETWORK_MODULE}:mlp_net", "model.network_kwargs={hidden_sizes = [32]}"]
+    run = TrainingRun.create(load_config(SMOKE, [*TWO_WORKERS, *network]))
+    run.start()
+    train(run, 1)
+    run.save(tmp_path / "last.safetensors")
+    train(run, 2)
+    unbroken = weights(run)
+    run.close()
+    with pytest.raises(WorkerError, match=rf"module '{NETWORK_MODULE}' is not imported.*--import {NETWORK_MODULE}"):
+        TrainingRun.resume(tmp_path / "last.safetensors")  # this process has it; the workers do not
+    resumed = TrainingRun.resume(tmp_path / "last.safetensors", imports=(NETWORK_MODULE,))
+    train(resumed, 2)
+    assert_equal_weights(weights(resumed), unbroken)
     resumed.close()
 
 

@@ -29,7 +29,8 @@ def test_the_fingerprint_config_keeps_every_mechanism_of_the_recipe_on():
     """Only sizes shrink: the warm start, lookahead, privileged critic with play-out, snapshots and evaluations stay."""
     config = fingerprint.fingerprint_config(tiny=True)
     assert config.warmstart.teacher == "expert" and config.warmstart.teacher_weights and config.warmstart.decisions
-    assert config.model.lookahead_features and config.model.critic == "privileged" and config.model.critic_playout
+    assert config.model.network == "cards" and config.model.network_kwargs["lookahead_features"]
+    assert config.model.critic == "privileged" and config.model.critic_playout
     mix = config.selfplay.opponents
     assert mix["snapshots"] > 0 and config.selfplay.snapshot_every <= config.train.updates
     assert mix["self"] > 0 and mix["expert"] > 0 and mix["greedy"] > 0

@@ -14,7 +14,7 @@ from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE  # noqa: E
 from hollywood_gin_env.engine.threads import kernel_threads  # noqa: E402
 from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_trainer.config import load_config  # noqa: E402
-from hollywood_gin_trainer.ppo import Rollout, advantages, credit  # noqa: E402
+from hollywood_gin_trainer.ppo import Rollout, actor_critic, advantages, credit  # noqa: E402
 
 # --- the masked distribution -------------------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ def test_arena_episode_decides_where_returns_stop(episode):
     from hollywood_gin_trainer.ppo import play_rollout
 
     config = load_config("configs/smoke.toml", ["env.num_envs=4", f"env.episode='{episode}'"])
-    arena = Arena(config, None, np.random.default_rng(0), steps=400)
+    arena = Arena(config, actor_critic(config).policy, None, np.random.default_rng(0), steps=400)
     arena.reset(seed=5)
     storage = play_rollout(arena, None, teacher=load_agent("greedy"))
     scored = storage.rewards != 0  # with reward "hand", points arrive only when a hand is scored
@@ -158,7 +158,7 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
     def teach(weights):
         overrides = ["env.num_envs=8", "warmstart.decisions=400", f"warmstart.teacher_weights={weights}"]
         config = load_config("configs/smoke.toml", overrides)
-        return collect_teacher(config, np.random.default_rng(0))
+        return collect_teacher(config, actor_critic(config).policy, np.random.default_rng(0))
 
     plain, same, other = teach([]), teach(DEFAULT_WEIGHTS.tolist()), teach(tuned)
     assert (plain["actions"] == same["actions"]).all()  # the default weights are expert itself
@@ -246,10 +246,11 @@ def test_the_deal_playout_is_expert_against_itself_playing_the_hand_out():
     assert np.array_equal(scores, played) and np.abs(played).max() > 0
 
     config = load_config(None, ["env.num_envs=8", "warmstart.decisions=0"])  # the recipe: a play-out per deal
-    arena = Arena(config, None, np.random.default_rng(0))
+    arena = Arena(config, actor_critic(config).policy, None, np.random.default_rng(0))
     arena.reset(seed=21)
     assert np.array_equal(arena.deal, scores[:8])  # the same deals: match i is seeded with seed + i
-    plain = Arena(load_config("configs/smoke.toml", ["env.num_envs=8"]), None, np.random.default_rng(0))
+    smoke = load_config("configs/smoke.toml", ["env.num_envs=8"])
+    plain = Arena(smoke, actor_critic(smoke).policy, None, np.random.default_rng(0))
     plain.reset(seed=21)
     assert not plain.deal.any()
 
@@ -258,7 +259,7 @@ def test_only_a_privileged_critic_reads_the_privileged_view_and_the_policy_never
     from hollywood_gin_trainer.ppo import ActorCritic
     from hollywood_gin_trainer.privileged import privileged_view_size
 
-    config = {"arch": "cards", "hidden_sizes": [32], "card_channels": 8, "take_features": True}
+    config = {"name": "cards", "kwargs": {"hidden_sizes": [32], "card_channels": 8, "take_features": True}}
     torch.manual_seed(0)
     obs = torch.rand(8, OBS_SIZE)
     size = privileged_view_size(4, 3)

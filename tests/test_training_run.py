@@ -88,14 +88,9 @@ def test_the_policy_and_the_ppo_loss_run_on_the_meta_device(critic, lookahead):
     """The forward pass is torch from input to logits: on the meta device (no data) it runs, and so do the loss and
     its backward pass, so nothing in them leaves torch for numpy or numba (the lookahead inputs are made before,
     by `prepare`)."""
-    config = {
-        "hidden_sizes": [32],
-        "card_channels": 8,
-        "take_features": True,
-        "lookahead_features": lookahead,
-    }
+    kwargs = {"hidden_sizes": [32], "card_channels": 8, "take_features": True, "lookahead_features": lookahead}
     with torch.device("meta"):
-        model = ActorCritic(config, critic)
+        model = ActorCritic({"name": "cards", "kwargs": kwargs}, critic)
     batch_size = 16
     assert model.policy.input_size == OBS_SIZE + (LOOKAHEAD_SIZE if lookahead else 0)
     obs = torch.empty(batch_size, model.policy.input_size, device="meta")

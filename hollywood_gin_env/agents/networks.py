@@ -229,7 +229,7 @@ def tensor_specs(state: Mapping[str, torch.Tensor]) -> dict[str, Spec]:
 
 def _dtype_name(dtype: torch.dtype) -> str:
     try:
-        return torch.empty(0, dtype=dtype).numpy().dtype.name
+        return torch.empty(0, dtype=dtype, device="cpu").numpy().dtype.name  # a meta default device has no numpy
     except TypeError:
         return str(dtype)
 

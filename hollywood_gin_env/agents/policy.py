@@ -14,8 +14,8 @@ the CPU (numba), called by whoever feeds the network (`PolicyAgent` on its own k
 torch from input to logits, so it runs on any device.
 
 `cards(...)` is the factory registered as the network "cards" (agents/networks.py: the protocol every network
-follows, `inputs` included). `check_policy_config` and `build_policy` read the same network as a policy config (the
-trainer's `[model]`, and checkpoints of format version 5): `config_network` names it as a checkpoint does. This
+follows, `inputs` included). `check_policy_config` and `build_policy` read the same network as a policy config (a
+checkpoint of format version 5, a policy saved with torch.save): `config_network` names it as a checkpoint does. This
 module imports torch; the rest of the package imports it only for "checkpoint:PATH" agents.
 """
 
@@ -49,8 +49,8 @@ ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh}
 ARCHES = ("cards",)
 MAX_WIDTH = 8192  # no shipped or sensible policy is wider; bounds what a config may ask for
 MAX_LAYERS = 8  # hidden layers a config may ask for (the shipped policies have 2)
-#: What a key left out of a policy config (the trainer's, a version-5 checkpoint's) means. This is not a training
-#: recipe: a trainer writes every key (`policy_config` of hollywood_gin_trainer/config.py, the shipped recipe's).
+#: What a key left out of a policy config (a version-5 checkpoint's) means. This is not a training recipe (the
+#: trainer's is hollywood_gin_trainer/config.py's RECIPE_NETWORK_KWARGS).
 MISSING_KEY_MEANS: dict[str, Any] = {
     "arch": "cards",
     "obs_size": OBS_SIZE,
@@ -232,14 +232,6 @@ def build_policy(config: dict[str, Any]) -> CardPolicy:
 def config_network(config: dict[str, Any]) -> dict[str, Any]:
     """The network a (checked) policy config describes, as a checkpoint names it: {"name": "cards", "kwargs"}."""
     return {"name": "cards", "kwargs": {key: config[key] for key in CARDS_KWARGS}}
-
-
-def network_config(network: dict[str, Any], deterministic: bool = True, where: str = "network") -> dict[str, Any]:
-    """The policy config of a (checked) spec of the network "cards", every key filled in; ValueError naming `where`
-    for another network or arguments out of bounds."""
-    if network["name"] != "cards":
-        raise ValueError(f"{where}: the network is {_shown(network['name'])}, not 'cards' (the trainer's network)")
-    return check_policy_config({**network["kwargs"], "deterministic": deterministic}, where)
 
 
 def check_policy_config(config: object, where: str = "config") -> dict[str, Any]:

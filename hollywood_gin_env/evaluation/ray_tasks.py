@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import ray
-from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskError
 
 from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent, parse_agent_arg
 from hollywood_gin_env.agents.torch_threads import torch_threads_for
@@ -144,8 +144,9 @@ def start_ray(address: str | None, workers: int, error: type[Exception] = Evalua
 
 def ray_get(ref: ray.ObjectRef, timeout: float, error: type[Exception], failed: str, late: str, died: str) -> Any:
     """ray.get(ref) within `timeout` seconds; a failure raised as `error` in one line: "{failed}: Type: its first
-    line" for an exception inside the call, `late` when no answer came in time, `died` (with "{kind}", the Ray
-    error's type) when its worker or node died."""
+    line" for an exception inside the call, "{failed}: Type: message" for one in the constructor of the actor called
+    (Ray reports its traceback, whose last line that is), `late` when no answer came in time, `died` (with "{kind}",
+    the Ray error's type) when its worker or node died."""
     try:
         return ray.get(ref, timeout=timeout)
     except RayTaskError as task_error:
@@ -154,6 +155,10 @@ def ray_get(ref: ray.ObjectRef, timeout: float, error: type[Exception], failed: 
         raise error(f"{failed}: {type(cause).__name__}: {lines[0]}") from None
     except GetTimeoutError:
         raise error(late) from None
+    except RayActorError as lost:
+        if not lost.actor_init_failed:  # the worker or its node died (more often than Ray may retry)
+            raise error(died.format(kind=type(lost).__name__)) from None
+        raise error(f"{failed}: {(str(lost).strip().splitlines() or [''])[-1]}") from None
     except RayError as lost:  # the worker or its node died (more often than Ray may retry)
         raise error(died.format(kind=type(lost).__name__)) from None
 
