@@ -79,7 +79,7 @@ def test_a_config_file_imports_the_module_of_its_network_and_a_saved_config_does
     monkeypatch.syspath_prepend(str(tmp_path))
     data = {"model": {"network": f"{name}:small", "network_kwargs": {"width": 4}}}
     try:
-        with pytest.raises(ValueError, match=rf"module '{name}' is not imported.*pass --import {name}"):
+        with pytest.raises(ValueError, match=rf"module '{name}', which is not imported.*pass --import {name}"):
             config_from_dict(data)
         assert name not in sys.modules
         typed = load_config(None, [f"model.network={name}:small", "model.network_kwargs={width = 4}"])
@@ -105,7 +105,7 @@ def test_a_config_file_imports_the_module_of_its_network_and_a_saved_config_does
         ("model.hidden_sizes=[16,16,16,16,16,16,16,16,16]", "must be a list of 1 to 8 ints in 1..8192"),
         ("model.hidden_sizes=[8192, 8192]", "values; a network holds at most 50,000,000"),
         ("model.network=nowhere", "[model]: unknown network 'nowhere': use cards, mlp"),
-        ("model.network=os:system", "neither a function marked @network_factory nor a torch.nn.Module class"),
+        ("model.network=os:system", "which is not a function marked @network_factory or a torch.nn.Module class"),
         ("model.network=mlp", "[model]: network 'mlp': mlp() got an unexpected keyword argument 'card_channels'"),
         ("model.network=mlp|model.network_kwargs={hidden_sizes=[8]}|model.card_channels=8", "model.card_channels: an"),
         ("model.network=no_such_module_zz:net", "model.network='no_such_module_zz:net': cannot import the module"),

@@ -179,7 +179,8 @@ def test_a_network_by_reference_trains_on_the_workers_and_a_resume_imports_what_
     train(run, 2)
     unbroken = weights(run)
     run.close()
-    with pytest.raises(WorkerError, match=rf"module '{NETWORK_MODULE}' is not imported.*--import {NETWORK_MODULE}"):
+    refusal = rf"module '{NETWORK_MODULE}', which is not imported.*--import {NETWORK_MODULE}"
+    with pytest.raises(WorkerError, match=refusal):
         TrainingRun.resume(tmp_path / "last.safetensors")  # this process has it; the workers do not
     resumed = TrainingRun.resume(tmp_path / "last.safetensors", imports=(NETWORK_MODULE,))
     train(resumed, 2)

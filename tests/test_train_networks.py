@@ -91,7 +91,7 @@ def test_a_plain_mlp_run_stopped_and_resumed_with_import_equals_the_unbroken_run
     refused = run_program("train.py", "--resume", str(split), "--no-progress", check=False)
     lines = refused.stderr.strip().splitlines()
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert f"module '{MODULE}' is not imported" in lines[-1] and f"pass --import {MODULE}" in lines[-1]
+    assert f"module '{MODULE}', which is not imported" in lines[-1] and f"pass --import {MODULE}" in lines[-1]
     assert (split / "last.safetensors").read_bytes() == before
     run_program("train.py", "--resume", str(split), "--import", MODULE, "--no-progress", "--stop-after", "2")
     run_program("train.py", "--resume", str(split), "--import", MODULE, "--no-progress")
@@ -112,7 +112,7 @@ def test_the_mlp_policy_plays_as_a_checkpoint_in_a_fresh_process_that_imports_it
     refused = run_program("-X", "importtime", *evaluate, check=False)
     errors = [line for line in refused.stderr.splitlines() if "error:" in line]
     assert refused.returncode != 0 and len(errors) == 1 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
-    assert f"module '{MODULE}' is not imported" in errors[0] and f"pass --import {MODULE}" in errors[0]
+    assert f"module '{MODULE}', which is not imported" in errors[0] and f"pass --import {MODULE}" in errors[0]
     imported = [line.rsplit("|", 1)[-1].strip() for line in refused.stderr.splitlines() if line.startswith("import")]
     assert "hollywood_gin_env.agents.networks" in imported and MODULE not in imported
 
