@@ -33,7 +33,17 @@ from hollywood_gin_trainer.opponents import check_agents
 from hollywood_gin_trainer.options import PROG, parse_args
 from hollywood_gin_trainer.ppo import log_evaluation, log_update
 from hollywood_gin_trainer.run import TrainingRun, resolve_device
-from hollywood_gin_trainer.rundir import BEST, CONFIG, LAST, POLICY, RUN_FILES, RunLock, check_fresh, clean_own_temps
+from hollywood_gin_trainer.rundir import (
+    BEST,
+    CONFIG,
+    LAST,
+    POLICY,
+    RUN_FILES,
+    RunLock,
+    check_fresh,
+    check_run_dir,
+    clean_own_temps,
+)
 from hollywood_gin_trainer.workers import WorkerError
 
 
@@ -60,18 +70,20 @@ def git_commit() -> str:
 
 
 class Interrupt:
-    """Ctrl-C asks the loop to save the training state and stop after the current update; a second Ctrl-C stops at
-    once."""
+    """Ctrl-C asks the run to save its training state and stop at its next safe point, which `when` names (the loop
+    sets it as it goes: after this update, after this step of the warm start); before the run is built (`when` None)
+    there is nothing to save and it stops at once, as a second Ctrl-C does."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.when: str | None = None
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum, frame) -> None:
-        if self.requested:
+        if self.requested or self.when is None:
             raise KeyboardInterrupt
         self.requested = True
-        print(f"\nCtrl-C: saving {LAST} after this update (Ctrl-C again to stop at once)", file=sys.stderr)
+        print(f"\nCtrl-C: saving {LAST} {self.when} (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
 def say(message: str) -> None:
@@ -181,27 +193,20 @@ def run_program(
     report: Callable[[TrainingRun, Path], None] | None = None,
 ) -> int:
     """A training program over parsed `args`: `plan(args)` gives (run directory, config, the file to resume or None),
-    checked before anything is touched; then the lock, the run and its loop (`train`); `report(run, run_dir)` after
-    a run that reached its end. Returns the exit status; every error is one line (SystemExit)."""
+    checked before anything is touched; then the run is built and its directory locked (`open_run`), and its loop
+    runs (`train`); `report(run, run_dir)` after a run that reached its end. Returns the exit status; every error is
+    one line (SystemExit)."""
     interrupt = Interrupt()
     try:
         device = resolve_device(args.device)
         check_args(args)
         run_dir, config, resume = plan(args)
-        lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
-    except (ValueError, FileNotFoundError) as error:
-        raise SystemExit(fail(args, error)) from None
-    try:
-        prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
-        torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
-        commit = git_commit()
-        if resume is None:
-            run = TrainingRun.create(config, device, commit=commit, ray_address=args.ray_address)
-        else:
-            run = TrainingRun.resume(resume, device, commit=commit, ray_address=args.ray_address)
+        check_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
+        run, lock = open_run(args, run_dir, config, resume, device)
     except (ValueError, FileNotFoundError, WorkerError) as error:
-        lock.release()
         raise SystemExit(fail(args, error)) from None
+    except KeyboardInterrupt:  # Ctrl-C before the run started (Interrupt.when is None): nothing of it to save
+        raise SystemExit(printable_message(f"{args.prog}: interrupted before the run started")) from None
     try:
         status = train(args, run, run_dir, interrupt)
         if report is not None and run.progress.finished:
@@ -213,6 +218,38 @@ def run_program(
     finally:
         run.close()
         lock.release()
+
+
+def open_run(
+    args: argparse.Namespace, run_dir: Path, config: Config, resume: Path | None, device: torch.device
+) -> tuple[TrainingRun, RunLock]:
+    """The run built, then its directory locked and prepared (`prepare_run_dir`). Everything that can refuse a run
+    (its agents, warmstart.init's weights, its workers, a resumed file's whole state) is met while it is built, before
+    the directory is touched: a refused run removes nothing and leaves no directory it made. A directory that exists
+    is locked first, so one another run holds is refused before anything is built."""
+    lock = RunLock(run_dir)
+    existing = run_dir.is_dir()
+    if existing:
+        lock.acquire()
+    try:
+        torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
+        commit = git_commit()
+        if resume is None:
+            run = TrainingRun.create(config, device, commit=commit, ray_address=args.ray_address)
+        else:
+            run = TrainingRun.resume(resume, device, commit=commit, ray_address=args.ray_address)
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        if not existing:
+            lock.acquire()  # creates the directory
+        prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
+    except BaseException:
+        run.close()
+        lock.release()
+        raise
+    return run, lock
 
 
 def fail(args: argparse.Namespace, error: BaseException, run_dir: Path | None = None) -> str:

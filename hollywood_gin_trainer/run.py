@@ -69,7 +69,10 @@ def resolve_device(name: str) -> torch.device:
 def init_weights(spec: str, policy_config: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
     unless its network has the shape of `policy_config` (the run's [model])."""
-    policy, metadata = load_network(policy_file(spec))
+    try:
+        policy, metadata = load_network(policy_file(spec))
+    except (ValueError, FileNotFoundError) as error:
+        raise type(error)(f"warmstart.init={spec}: {error}") from None
     config = network_config(metadata["network"], where=f"warmstart.init={spec}")
     differ = sorted(key for key in CARDS_KWARGS if config[key] != policy_config[key])
     if differ:
