@@ -24,6 +24,7 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 from tqdm import tqdm
 
+from hollywood_gin_env.evaluation.duplicate import check_local_workers
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_env.support.messages import printable_message
@@ -201,6 +202,8 @@ def run_program(
         device = resolve_device(args.device)
         check_args(args)
         run_dir, config, resume = plan(args)
+        if config.train.workers > 1 and not args.ray_address:  # a local Ray: what this machine holds
+            check_local_workers(config.train.workers, "train.workers")
         check_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
         run, lock = open_run(args, run_dir, config, resume, device)
     except (ValueError, FileNotFoundError, WorkerError) as error:
@@ -262,39 +265,78 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
     """The loop over a run's updates (module docstring); returns the exit status."""
     config, progress = run.config, run.progress
     atomic_write_text(run_dir / CONFIG, to_toml(config))
-    last = run_dir / LAST
     # purge what a crashed run logged after its last save, so TensorBoard has no duplicate steps
-    writer = SummaryWriter(str(run_dir), purge_step=progress.global_step + 1 if run.started else None)
-    started = time.perf_counter()
+    purge = progress.global_step + 1 if run.started else run.cloning.epoch + 1 if run.cloning else None
+    writer = SummaryWriter(str(run_dir), purge_step=purge)
     if run.started:
         say(f"resuming {run_dir} at update {progress.update}/{config.train.updates}")
-    else:
-        say(f"run directory: {run_dir}")
-        run.start(log_warm_start(writer, config.warmstart.epochs), show_progress=not args.no_progress)
-        writer.add_scalar("time/warmstart_s", time.perf_counter() - started, 0)
-        progress.wall_seconds = time.perf_counter() - started
-        run.save(last)
-        if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
-            writer.close()
-            say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
-            return 0
+    elif not warm_start(args, run, run_dir, writer, interrupt):
+        return 0
     if progress.evaluation_due:  # saved just before an evaluation that did not finish: it is played first
         evaluate(run, run_dir, writer)
+    interrupt.when = "after this update"
     if not progress.finished and not train_updates(args, run, run_dir, writer, interrupt):
         return 0
     finish(run, run_dir, writer)
     return 0
 
 
+def warm_start(
+    args: argparse.Namespace, run: TrainingRun, run_dir: Path, writer: SummaryWriter, interrupt: Interrupt
+) -> bool:
+    """The run's start (`TrainingRun.start`: its warm start, resumed where a saved one stopped), saved before the
+    warm start begins, after each cloning epoch and where Ctrl-C stops it, and once the run is started. True if the
+    updates follow; False if it stopped (saved; the line says how to resume)."""
+    config, progress, last = run.config, run.progress, run_dir / LAST
+    cloning = run.cloning
+    if cloning is not None and (cloning.epoch or cloning.batch):
+        say(
+            f"resuming {run_dir} in the warm start's cloning at epoch {cloning.epoch + 1}/{config.warmstart.epochs}: "
+            f"its {config.warmstart.decisions:,} teacher decisions are collected again first (the same ones)"
+        )
+    else:
+        say(f"run directory: {run_dir}")
+    session_start, session_wall = time.perf_counter(), progress.wall_seconds
+
+    def save() -> None:
+        progress.wall_seconds = session_wall + time.perf_counter() - session_start
+        run.save(last)
+
+    log = log_warm_start(writer, config.warmstart.epochs)
+
+    def on_epoch(epoch: int, stats: dict[str, float]) -> None:
+        log(epoch, stats)
+        if epoch + 1 < config.warmstart.epochs:  # the last epoch's weights are saved as the started run's
+            save()
+
+    if cloning is not None:
+        save()  # resumable from the start: a warm start killed at any point continues from its last save
+    interrupt.when = "after this step of the warm start (a round of the teacher's matches or a minibatch)"
+    started = run.start(on_epoch, show_progress=not args.no_progress, stop=lambda: interrupt.requested)
+    save()
+    if not started:
+        writer.close()
+        say(f"stopped in the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
+        return False
+    writer.add_scalar("time/warmstart_s", progress.wall_seconds, 0)
+    if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
+        writer.close()
+        say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
+        return False
+    return True
+
+
 def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, interrupt: Interrupt) -> bool:
     """The updates left (or `--stop-after`'s); True if the run reached its end, False if it stopped to resume."""
-    config, progress, last = run.config, run.progress, run_dir / LAST
+    config, progress = run.config, run.progress
     updates = config.train.updates
     stop_at = updates if args.stop_after is None else min(updates, progress.update + args.stop_after)
     bar = tqdm(total=updates, initial=progress.update, disable=args.no_progress, desc="updates", dynamic_ncols=True)
     session_start, session_wall = time.perf_counter(), progress.wall_seconds
     postfix: dict[str, str] = {}
     for number in range(progress.update + 1, stop_at + 1):
+        if interrupt.requested:  # asked before this update (in the warm start's last step, or the one before)
+            return stop_here(args, run, run_dir, bar, writer)
         figures = run.update(number)
         progress.wall_seconds = session_wall + time.perf_counter() - session_start
         log_update(writer, progress.global_step, {**figures, "time/wall_s": progress.wall_seconds})
@@ -312,13 +354,21 @@ def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, 
         if progress.finished:
             break
         if interrupt.requested or number == stop_at:
-            run.save(last)
-            bar.close()
-            writer.close()
-            say(f"stopped at update {number}/{updates}; saved {last}\nresume with: {args.prog} --resume {run_dir}")
-            return False
+            return stop_here(args, run, run_dir, bar, writer)
     bar.close()
     return True
+
+
+def stop_here(args, run: TrainingRun, run_dir: Path, bar: tqdm, writer: SummaryWriter) -> bool:
+    """Save the training state, close the bar and the log, say how to resume; False (the run stopped)."""
+    run.save(run_dir / LAST)
+    bar.close()
+    writer.close()
+    say(
+        f"stopped at update {run.progress.update}/{run.config.train.updates}; saved {run_dir / LAST}\n"
+        f"resume with: {args.prog} --resume {run_dir}"
+    )
+    return False
 
 
 def evaluate(run: TrainingRun, run_dir: Path, writer: SummaryWriter) -> dict:
