@@ -185,7 +185,12 @@ def plan_train(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """The program (module docstring) as `prog` (how the user typed it); returns the exit status."""
-    return run_program(parse_args(argv, prog), plan_train)
+    return run(parse_args(argv, prog))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The program on a parsed command line (options.py's `run_command` parses it before torch is imported)."""
+    return run_program(args, plan_train)
 
 
 def run_program(

@@ -31,6 +31,7 @@ target over wall time, its interval shaded; a table of every evaluation is print
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser
@@ -44,6 +45,18 @@ DESCRIPTION = __doc__.split("\n\n", 1)[1].split("\nTrain a best response", 1)[0]
 EXPLOIT_PROG = "hollywood-gin exploit"
 #: What `hollywood-gin exploit --help` says before the options (this module's docstring, from its exploit part).
 EXPLOIT_DESCRIPTION = "Train a best response" + __doc__.split("\nTrain a best response", 1)[1]
+
+
+#: The module that runs each program (its `run(args)`), imported once the command line is parsed: it imports torch.
+PROGRAMS = {"train": "hollywood_gin_trainer.main", "exploit": "hollywood_gin_trainer.exploit"}
+
+
+def run_command(name: str, argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run `hollywood-gin train` or `exploit` (`name`) as `prog`: its command line parsed first, so that `--help`
+    and a bad option answer at once, without importing torch; then its program (PROGRAMS). The exit status."""
+    exploit = name == "exploit"
+    args = parse_exploit_args(argv, prog or EXPLOIT_PROG) if exploit else parse_args(argv, prog or PROG)
+    return importlib.import_module(PROGRAMS[name]).run(args)
 
 
 def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
