@@ -29,7 +29,7 @@ from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_env.support.messages import printable_message
 from hollywood_gin_trainer import trainstate
-from hollywood_gin_trainer.config import Config, load_config, to_toml
+from hollywood_gin_trainer.config import MAX_UPDATES, Config, load_config, to_toml
 from hollywood_gin_trainer.opponents import check_agents
 from hollywood_gin_trainer.options import PROG, parse_args
 from hollywood_gin_trainer.ppo import log_evaluation, log_update
@@ -336,7 +336,7 @@ def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, 
     config, progress = run.config, run.progress
     updates = config.train.updates
     stop_at = updates if args.stop_after is None else min(updates, progress.update + args.stop_after)
-    bar = tqdm(total=updates, initial=progress.update, disable=args.no_progress, desc="updates", dynamic_ncols=True)
+    bar, budget = updates_bar(config, progress, args.no_progress)
     session_start, session_wall = time.perf_counter(), progress.wall_seconds
     postfix: dict[str, str] = {}
     for number in range(progress.update + 1, stop_at + 1):
@@ -352,16 +352,32 @@ def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, 
             results = evaluate(run, run_dir, writer)
             postfix.update({f"vs_{k}": f"{v['match_win_rate']:.0%}" for k, v in results.items()})
         postfix["decisions/s"] = f"{figures['charts/SPS']:,.0f}"
+        if budget:
+            postfix["update"] = f"{number:,}"
         bar.set_postfix(postfix, refresh=False)
-        bar.update(1)
+        bar.update(min(budget, progress.wall_seconds / 60) - bar.n if budget else 1)
         if out_of_time:
-            say(f"train.max_minutes = {config.train.max_minutes} reached at update {number}/{updates}: stopping")
+            of = "" if budget else f"/{updates}"
+            say(f"train.max_minutes = {config.train.max_minutes} reached at update {number}{of}: stopping")
         if progress.finished:
             break
         if interrupt.requested or number == stop_at:
             return stop_here(args, run, run_dir, bar, writer)
     bar.close()
     return True
+
+
+def updates_bar(config: Config, progress: trainstate.Progress, hidden: bool) -> tuple[tqdm, float]:
+    """The updates' progress bar and the minutes it counts: updates done of train.updates (0 minutes), or where
+    train.max_minutes alone bounds the run (train.updates at its most, MAX_UPDATES: exploit's --minutes) the
+    minutes spent of that budget, warm start included."""
+    budget = config.train.max_minutes if config.train.updates >= MAX_UPDATES else 0.0
+    options = {"disable": hidden, "dynamic_ncols": True}
+    if not budget:
+        return tqdm(total=config.train.updates, initial=progress.update, desc="updates", **options), 0.0
+    shape = "{desc}: {n:.1f}/{total:g} min |{bar}| [{elapsed}<{remaining}{postfix}]"
+    spent = min(budget, progress.wall_seconds / 60)
+    return tqdm(total=budget, initial=spent, desc="time budget", bar_format=shape, **options), budget
 
 
 def stop_here(args, run: TrainingRun, run_dir: Path, bar: tqdm, writer: SummaryWriter) -> bool:

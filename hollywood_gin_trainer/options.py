@@ -86,7 +86,12 @@ def parse_exploit_args(argv: list[str] | None = None, prog: str = EXPLOIT_PROG) 
         help="where the best response starts: scratch (the config's warm start) or a policy's weights "
         "(default: scratch)",
     )
-    parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (train.max_minutes)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="wall-clock budget, the warm start included and not cut short (train.max_minutes)",
+    )
     parser.add_argument("--updates", type=int, default=None, help="PPO updates (train.updates)")
     add_run_options(parser)
     return finish_args(parser, argv, prog)

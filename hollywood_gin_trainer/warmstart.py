@@ -10,7 +10,7 @@ A warm start stops between two of its steps (a round of the teacher's matches, a
 asked to (`stop()`), and keeps what a resumed one needs to end as an unbroken one would (`Cloning`: the cloning's
 Adam, the epoch and minibatch reached, the torch generator's state at the epoch's start). The teacher's decisions are
 not kept: they are a function of the config alone, so a resumed warm start collects the same ones again (about a
-third of an unbroken warm start's time) instead of writing 5.96 KB a decision to disk (7 GB for the recipe's
+quarter of the recipe's warm start, measured) instead of writing 5.96 KB a decision to disk (7.2 GB for the recipe's
 1.2M; docs/TRAINING.md, "Stopping in the warm start").
 """
 
