@@ -269,6 +269,7 @@ def fail(args: argparse.Namespace, error: BaseException, run_dir: Path | None = 
 def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: Interrupt) -> int:
     """The loop over a run's updates (module docstring); returns the exit status."""
     config, progress = run.config, run.progress
+    interrupt.when = "after this update"  # the warm start says its own
     atomic_write_text(run_dir / CONFIG, to_toml(config))
     # purge what a crashed run logged after its last save, so TensorBoard has no duplicate steps
     purge = progress.global_step + 1 if run.started else run.cloning.epoch + 1 if run.cloning else None
@@ -277,9 +278,9 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
         say(f"resuming {run_dir} at update {progress.update}/{config.train.updates}")
     elif not warm_start(args, run, run_dir, writer, interrupt):
         return 0
+    interrupt.when = "after this update"
     if progress.evaluation_due:  # saved just before an evaluation that did not finish: it is played first
         evaluate(run, run_dir, writer)
-    interrupt.when = "after this update"
     if not progress.finished and not train_updates(args, run, run_dir, writer, interrupt):
         return 0
     finish(run, run_dir, writer)

@@ -230,6 +230,14 @@ def test_a_damaged_worker_state_is_refused_before_any_worker_starts(ray_local, t
         resumed.close()
 
 
+def started(path: Path) -> bool:
+    """True once a run's training state is a started run's (saved after its warm start, its matches dealt)."""
+    try:
+        return "warmstart" not in read_tensor_header(path).metadata["train"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def test_ctrl_c_with_workers_running_saves_the_run_and_leaves_no_process(tmp_path):
     """A terminal's Ctrl-C (SIGINT to the whole process group) mid-run: train.py saves and stops as with one worker."""
     run_dir = tmp_path / "run"
@@ -258,7 +266,7 @@ def test_ctrl_c_with_workers_running_saves_the_run_and_leaves_no_process(tmp_pat
     )
     try:
         end = time.monotonic() + 120
-        while not (run_dir / "last.safetensors").is_file():  # written once the workers have dealt their matches
+        while not started(run_dir / "last.safetensors"):  # the warm start done, the workers' matches dealt
             assert time.monotonic() < end and child.poll() is None, child.stderr.read() if child.poll() else "slow"
             time.sleep(0.05)
         time.sleep(1.0)  # some updates on the workers
