@@ -11,8 +11,9 @@ Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then 
 
 The same program is `python -m hollywood_gin_env train` and, in a checkout, `python train.py`. Logs go to TensorBoard
 (`tensorboard --logdir runs`); the run directory gets config.toml, last.safetensors (the training state, a policy
-that plays: before and after every evaluation and on Ctrl-C), best.safetensors (best lower 95% bound against the
-first eval opponent) and policy.safetensors (the final policy).
+that plays: through the warm start, before and after every evaluation and on Ctrl-C, which stops at the next update
+or step of the warm start), best.safetensors (best lower 95% bound against the first eval opponent) and
+policy.safetensors (the final policy).
 
 Train a best response against a frozen TARGET agent: PPO through the same loop, the target its only opponent.
 
