@@ -30,7 +30,8 @@ config (update <= train.updates, decisions within what the updates could train o
 selfplay.pool_size and its counts; the matches by the engine's own checks, their opponents by spec the config's
 (selfplay.opponents); each policy file a frozen opponent is read from the one the run
 began against (its SHA-256); the device a CPU or CUDA one; a warm start's epoch and minibatch within
-[warmstart], its Adam as PPO's is checked, its totals within the rows cloned.
+[warmstart], its Adam's steps the minibatches done and its moments within clipped gradients' bounds, its totals
+within the rows cloned.
 """
 
 from __future__ import annotations

@@ -106,8 +106,8 @@ def clone(
     it stopped before a minibatch because stop() held (`cloning` then holds where), True once every epoch is done."""
     w = config.warmstart
     cloning = Cloning(model, config) if cloning is None else cloning
-    obs, privileged, masks, actions, returns = (torch.from_numpy(data[key]).to(device) for key in (*KEYS, "returns"))
-    size = len(actions)
+    columns = [torch.from_numpy(data[key]).to(device) for key in (*KEYS, "returns")]
+    size = len(columns[0])
     batches = -(-size // w.minibatch_size)
     steps = w.epochs * batches
     while cloning.epoch < w.epochs:
@@ -121,9 +121,7 @@ def clone(
                 return False
             idx = order[batch * w.minibatch_size : (batch + 1) * w.minibatch_size]
             lr = w.lr * (1.0 - (cloning.epoch * batches + batch) / steps)  # linear decay to 0 over every step
-            cloning.totals += _step(
-                model, cloning.optimizer, lr, config, obs[idx], privileged[idx], masks[idx], actions[idx], returns[idx]
-            )
+            cloning.totals += _step(model, cloning.optimizer, lr, config, [column[idx] for column in columns])
             cloning.batch = batch + 1
             progress(len(idx))
         stats = dict(zip(("policy_loss", "value_loss", "accuracy"), (cloning.totals / size).tolist(), strict=True))
@@ -134,17 +132,11 @@ def clone(
 
 
 def _step(
-    model: ActorCritic,
-    optimizer: torch.optim.Optimizer,
-    lr: float,
-    config: Config,
-    obs: torch.Tensor,
-    privileged: torch.Tensor,
-    masks: torch.Tensor,
-    actions: torch.Tensor,
-    returns: torch.Tensor,
+    model: ActorCritic, optimizer: torch.optim.Optimizer, lr: float, config: Config, rows: list[torch.Tensor]
 ) -> torch.Tensor:
-    """One gradient step of the cloning at learning rate `lr` on a minibatch; its summed losses and hits (float64)."""
+    """One gradient step of the cloning at learning rate `lr` on a minibatch's rows (KEYS' and the returns); its
+    summed losses and hits (float64)."""
+    obs, privileged, masks, actions, returns = rows
     logits, values = model(obs, privileged)
     log_probs = masked_log_probs(logits, masks)
     policy_loss = -log_probs.gather(1, actions[:, None]).mean()
