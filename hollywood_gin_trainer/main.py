@@ -317,7 +317,7 @@ def warm_start(
 
     if cloning is not None:
         save()  # resumable from the start: a warm start killed at any point continues from its last save
-    interrupt.when = "after this step of the warm start (a round of the teacher's matches or a minibatch)"
+    interrupt.when = "after this step of the warm start, a round of the teacher's matches or a cloning minibatch"
     started = run.start(on_epoch, show_progress=not args.no_progress, stop=lambda: interrupt.requested)
     save()
     if not started:
