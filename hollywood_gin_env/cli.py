@@ -103,6 +103,10 @@ def main(argv: list[str] | None = None, prog: str = "hollywood-gin") -> int:
     if name in TRAINING_COMMANDS and (missing := missing_for_training()):
         return training_unavailable(f"{prog} {name}", name, rest, missing)
     try:
+        if name in TRAINING_COMMANDS:  # parsed before the program (torch) is imported: --help answers at once
+            from hollywood_gin_trainer.options import run_command
+
+            return run_command(name, rest, prog=f"{prog} {name}")
         program = importlib.import_module(COMMANDS[name][0])
         return program.main(rest, prog=f"{prog} {name}")
     except KeyboardInterrupt:  # Ctrl-C while importing; each program handles it during its run

@@ -182,6 +182,10 @@ class Arena:
         arrays.update(learner_seat=self.learner_seat, deal=self.deal)
         return arrays, {"step": env_state["step"], "opponents": list(self.lineup.specs)}
 
+    def specs(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """The dtype name and shape of each array `state` returns: what a saved state of these matches holds."""
+        return {name: (array.dtype.name, array.shape) for name, array in self.state()[0].items()}
+
     def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any]) -> None:
         """Continue from what `state` returned (arrays of its names, dtypes and shapes); ValueError naming a value
         out of its range, the arena left as it was. The observations to act on are encoded again."""

@@ -39,6 +39,8 @@ from hollywood_gin_env.support.userfiles import read_user_file
 # (configs/*.toml) and refuses at once what would otherwise fail hours later, out of memory.
 #: train.seed seeds numpy's generators and torch's, which take 64 bits; 32 keep every seed derived from it in range.
 MAX_TRAIN_SEED = 2**32 - 1
+#: PPO updates one run may take: at this count a run is bounded by `train.max_minutes` alone (exploit's --minutes).
+MAX_UPDATES = 1_000_000
 #: Decisions one rollout stores, env.num_envs * ppo.rollout_steps (about 6 KB each with the recipe's critic).
 MAX_ROLLOUT_DECISIONS = 2**20
 #: Teacher decisions the warm start holds at once. With the recipe's network inputs and privileged critic each takes
@@ -96,7 +98,7 @@ class TrainConfig:
     seed: Int(0, MAX_TRAIN_SEED) = 0
     """seed of everything: the deals, the opponents drawn, the network's initial weights, the action samples
     (0..2**32-1)"""
-    updates: Int(1, 1_000_000) = 2000
+    updates: Int(1, MAX_UPDATES) = 2000
     """PPO updates after the warm start (one update = one rollout, then its epochs)"""
     lr: Float(0.0, 1.0) = 3e-4
     """Adam learning rate of the PPO phase"""
@@ -122,7 +124,8 @@ class TrainConfig:
     the machine (docs/TRAINING.md, "Threads")"""
     workers: Int(1, 256) = 1
     """rollout workers: 1 plays every match in this process (no Ray); K > 1 splits `env.num_envs` over K Ray
-    actors of one CPU each (workers.py, docs/SCALING.md), the learner updates here"""
+    actors of one CPU each (workers.py, docs/SCALING.md), the learner updates here; a local Ray holds at most one
+    per CPU and one per 512 MiB of memory available (--ray-address: the cluster's own bound)"""
 
 
 @dataclass(config=SCHEMA)

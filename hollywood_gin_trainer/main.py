@@ -24,16 +24,27 @@ from torch.utils.tensorboard import SummaryWriter
 from torch.utils.tensorboard.summary import hparams
 from tqdm import tqdm
 
+from hollywood_gin_env.evaluation.duplicate import check_local_workers
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
 from hollywood_gin_env.support.messages import printable_message
 from hollywood_gin_trainer import trainstate
-from hollywood_gin_trainer.config import Config, load_config, to_toml
+from hollywood_gin_trainer.config import MAX_UPDATES, Config, load_config, to_toml
 from hollywood_gin_trainer.opponents import check_agents
 from hollywood_gin_trainer.options import PROG, parse_args
 from hollywood_gin_trainer.ppo import log_evaluation, log_update
 from hollywood_gin_trainer.run import TrainingRun, resolve_device
-from hollywood_gin_trainer.rundir import BEST, CONFIG, LAST, POLICY, RUN_FILES, RunLock, check_fresh, clean_own_temps
+from hollywood_gin_trainer.rundir import (
+    BEST,
+    CONFIG,
+    LAST,
+    POLICY,
+    RUN_FILES,
+    RunLock,
+    check_fresh,
+    check_run_dir,
+    clean_own_temps,
+)
 from hollywood_gin_trainer.workers import WorkerError
 
 
@@ -60,18 +71,20 @@ def git_commit() -> str:
 
 
 class Interrupt:
-    """Ctrl-C asks the loop to save the training state and stop after the current update; a second Ctrl-C stops at
-    once."""
+    """Ctrl-C asks the run to save its training state and stop at its next safe point, which `when` names (the loop
+    sets it as it goes: after this update, after this step of the warm start); before the run is built (`when` None)
+    there is nothing to save and it stops at once, as a second Ctrl-C does."""
 
     def __init__(self) -> None:
         self.requested = False
+        self.when: str | None = None
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum, frame) -> None:
-        if self.requested:
+        if self.requested or self.when is None:
             raise KeyboardInterrupt
         self.requested = True
-        print(f"\nCtrl-C: saving {LAST} after this update (Ctrl-C again to stop at once)", file=sys.stderr)
+        print(f"\nCtrl-C: saving {LAST} {self.when} (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
 def say(message: str) -> None:
@@ -172,7 +185,12 @@ def plan_train(args: argparse.Namespace) -> tuple[Path, Config, Path | None]:
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     """The program (module docstring) as `prog` (how the user typed it); returns the exit status."""
-    return run_program(parse_args(argv, prog), plan_train)
+    return run(parse_args(argv, prog))
+
+
+def run(args: argparse.Namespace) -> int:
+    """The program on a parsed command line (options.py's `run_command` parses it before torch is imported)."""
+    return run_program(args, plan_train)
 
 
 def run_program(
@@ -181,28 +199,22 @@ def run_program(
     report: Callable[[TrainingRun, Path], None] | None = None,
 ) -> int:
     """A training program over parsed `args`: `plan(args)` gives (run directory, config, the file to resume or None),
-    checked before anything is touched; then the lock, the run and its loop (`train`); `report(run, run_dir)` after
-    a run that reached its end. Returns the exit status; every error is one line (SystemExit)."""
+    checked before anything is touched; then the run is built and its directory locked (`open_run`), and its loop
+    runs (`train`); `report(run, run_dir)` after a run that reached its end. Returns the exit status; every error is
+    one line (SystemExit)."""
     interrupt = Interrupt()
     try:
         device = resolve_device(args.device)
         check_args(args)
         run_dir, config, resume = plan(args)
-        lock = RunLock(run_dir).acquire()  # one run at a time in a directory (created if needed)
-    except (ValueError, FileNotFoundError) as error:
-        raise SystemExit(fail(args, error)) from None
-    try:
-        prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
-        torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
-        commit = git_commit()
-        options = {"commit": commit, "ray_address": args.ray_address, "imports": tuple(args.imports)}
-        if resume is None:
-            run = TrainingRun.create(config, device, **options)
-        else:
-            run = TrainingRun.resume(resume, device, **options)
+        if config.train.workers > 1 and not args.ray_address:  # a local Ray: what this machine holds
+            check_local_workers(config.train.workers, "train.workers")
+        check_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
+        run, lock = open_run(args, run_dir, config, resume, device)
     except (ValueError, FileNotFoundError, WorkerError) as error:
-        lock.release()
         raise SystemExit(fail(args, error)) from None
+    except KeyboardInterrupt:  # Ctrl-C before the run started (Interrupt.when is None): nothing of it to save
+        raise SystemExit(printable_message(f"{args.prog}: interrupted before the run started")) from None
     try:
         status = train(args, run, run_dir, interrupt)
         if report is not None and run.progress.finished:
@@ -216,6 +228,38 @@ def run_program(
         lock.release()
 
 
+def open_run(
+    args: argparse.Namespace, run_dir: Path, config: Config, resume: Path | None, device: torch.device
+) -> tuple[TrainingRun, RunLock]:
+    """The run built, then its directory locked and prepared (`prepare_run_dir`). Everything that can refuse a run
+    (its agents, warmstart.init's weights, its workers, a resumed file's whole state) is met while it is built, before
+    the directory is touched: a refused run removes nothing and leaves no directory it made. A directory that exists
+    is locked first, so one another run holds is refused before anything is built."""
+    lock = RunLock(run_dir)
+    existing = run_dir.is_dir()
+    if existing:
+        lock.acquire()
+    try:
+        torch.set_num_threads(config.train.torch_threads)  # what the config asks of this process
+        options = {"commit": git_commit(), "ray_address": args.ray_address, "imports": tuple(args.imports)}
+        if resume is None:
+            run = TrainingRun.create(config, device, **options)
+        else:
+            run = TrainingRun.resume(resume, device, **options)
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        if not existing:
+            lock.acquire()  # creates the directory
+        prepare_run_dir(run_dir, new_run=resume is None, overwrite=args.overwrite)
+    except BaseException:
+        run.close()
+        lock.release()
+        raise
+    return run, lock
+
+
 def fail(args: argparse.Namespace, error: BaseException, run_dir: Path | None = None) -> str:
     """The one line an error ends the program with (control characters escaped), and how to resume if it can."""
     resume = f"; resume with: {args.prog} --resume {run_dir}" if run_dir is not None else ""
@@ -225,23 +269,16 @@ def fail(args: argparse.Namespace, error: BaseException, run_dir: Path | None = 
 def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: Interrupt) -> int:
     """The loop over a run's updates (module docstring); returns the exit status."""
     config, progress = run.config, run.progress
+    interrupt.when = "after this update"  # the warm start says its own
     atomic_write_text(run_dir / CONFIG, to_toml(config))
-    last = run_dir / LAST
     # purge what a crashed run logged after its last save, so TensorBoard has no duplicate steps
-    writer = SummaryWriter(str(run_dir), purge_step=progress.global_step + 1 if run.started else None)
-    started = time.perf_counter()
+    purge = progress.global_step + 1 if run.started else run.cloning.epoch + 1 if run.cloning else None
+    writer = SummaryWriter(str(run_dir), purge_step=purge)
     if run.started:
         say(f"resuming {run_dir} at update {progress.update}/{config.train.updates}")
-    else:
-        say(f"run directory: {run_dir}")
-        run.start(log_warm_start(writer, config.warmstart.epochs), show_progress=not args.no_progress)
-        writer.add_scalar("time/warmstart_s", time.perf_counter() - started, 0)
-        progress.wall_seconds = time.perf_counter() - started
-        run.save(last)
-        if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
-            writer.close()
-            say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
-            return 0
+    elif not warm_start(args, run, run_dir, writer, interrupt):
+        return 0
+    interrupt.when = "after this update"
     if progress.evaluation_due:  # saved just before an evaluation that did not finish: it is played first
         evaluate(run, run_dir, writer)
     if not progress.finished and not train_updates(args, run, run_dir, writer, interrupt):
@@ -250,15 +287,62 @@ def train(args: argparse.Namespace, run: TrainingRun, run_dir: Path, interrupt: 
     return 0
 
 
+def warm_start(
+    args: argparse.Namespace, run: TrainingRun, run_dir: Path, writer: SummaryWriter, interrupt: Interrupt
+) -> bool:
+    """The run's start (`TrainingRun.start`: its warm start, resumed where a saved one stopped), saved before the
+    warm start begins, after each cloning epoch and where Ctrl-C stops it, and once the run is started. True if the
+    updates follow; False if it stopped (saved; the line says how to resume)."""
+    config, progress, last = run.config, run.progress, run_dir / LAST
+    cloning = run.cloning
+    if cloning is not None and (cloning.epoch or cloning.batch):
+        say(
+            f"resuming {run_dir} in the warm start's cloning at epoch {cloning.epoch + 1}/{config.warmstart.epochs}: "
+            f"its {config.warmstart.decisions:,} teacher decisions are collected again first (the same ones)"
+        )
+    else:
+        say(f"run directory: {run_dir}")
+    session_start, session_wall = time.perf_counter(), progress.wall_seconds
+
+    def save() -> None:
+        progress.wall_seconds = session_wall + time.perf_counter() - session_start
+        run.save(last)
+
+    log = log_warm_start(writer, config.warmstart.epochs)
+
+    def on_epoch(epoch: int, stats: dict[str, float]) -> None:
+        log(epoch, stats)
+        if epoch + 1 < config.warmstart.epochs:  # the last epoch's weights are saved as the started run's
+            save()
+
+    if cloning is not None:
+        save()  # resumable from the start: a warm start killed at any point continues from its last save
+    interrupt.when = "after this step of the warm start, a round of the teacher's matches or a cloning minibatch"
+    started = run.start(on_epoch, show_progress=not args.no_progress, stop=lambda: interrupt.requested)
+    save()
+    if not started:
+        writer.close()
+        say(f"stopped in the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
+        return False
+    writer.add_scalar("time/warmstart_s", progress.wall_seconds, 0)
+    if args.stop_after == 0:  # the warm start alone: saved and resumable, never reported as a finished run
+        writer.close()
+        say(f"stopped after the warm start; saved {last}\nresume with: {args.prog} --resume {run_dir}")
+        return False
+    return True
+
+
 def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, interrupt: Interrupt) -> bool:
     """The updates left (or `--stop-after`'s); True if the run reached its end, False if it stopped to resume."""
-    config, progress, last = run.config, run.progress, run_dir / LAST
+    config, progress = run.config, run.progress
     updates = config.train.updates
     stop_at = updates if args.stop_after is None else min(updates, progress.update + args.stop_after)
-    bar = tqdm(total=updates, initial=progress.update, disable=args.no_progress, desc="updates", dynamic_ncols=True)
+    bar, budget = updates_bar(config, progress, args.no_progress)
     session_start, session_wall = time.perf_counter(), progress.wall_seconds
     postfix: dict[str, str] = {}
     for number in range(progress.update + 1, stop_at + 1):
+        if interrupt.requested:  # asked before this update (in the warm start's last step, or the one before)
+            return stop_here(args, run, run_dir, bar, writer)
         figures = run.update(number)
         progress.wall_seconds = session_wall + time.perf_counter() - session_start
         log_update(writer, progress.global_step, {**figures, "time/wall_s": progress.wall_seconds})
@@ -269,20 +353,44 @@ def train_updates(args, run: TrainingRun, run_dir: Path, writer: SummaryWriter, 
             results = evaluate(run, run_dir, writer)
             postfix.update({f"vs_{k}": f"{v['match_win_rate']:.0%}" for k, v in results.items()})
         postfix["decisions/s"] = f"{figures['charts/SPS']:,.0f}"
+        if budget:
+            postfix["update"] = f"{number:,}"
         bar.set_postfix(postfix, refresh=False)
-        bar.update(1)
+        bar.update(min(budget, progress.wall_seconds / 60) - bar.n if budget else 1)
         if out_of_time:
-            say(f"train.max_minutes = {config.train.max_minutes} reached at update {number}/{updates}: stopping")
+            of = "" if budget else f"/{updates}"
+            say(f"train.max_minutes = {config.train.max_minutes} reached at update {number}{of}: stopping")
         if progress.finished:
             break
         if interrupt.requested or number == stop_at:
-            run.save(last)
-            bar.close()
-            writer.close()
-            say(f"stopped at update {number}/{updates}; saved {last}\nresume with: {args.prog} --resume {run_dir}")
-            return False
+            return stop_here(args, run, run_dir, bar, writer)
     bar.close()
     return True
+
+
+def updates_bar(config: Config, progress: trainstate.Progress, hidden: bool) -> tuple[tqdm, float]:
+    """The updates' progress bar and the minutes it counts: updates done of train.updates (0 minutes), or where
+    train.max_minutes alone bounds the run (train.updates at its most, MAX_UPDATES: exploit's --minutes) the
+    minutes spent of that budget, warm start included."""
+    budget = config.train.max_minutes if config.train.updates >= MAX_UPDATES else 0.0
+    options = {"disable": hidden, "dynamic_ncols": True}
+    if not budget:
+        return tqdm(total=config.train.updates, initial=progress.update, desc="updates", **options), 0.0
+    shape = "{desc}: {n:.1f}/{total:g} min |{bar}| [{elapsed}<{remaining}{postfix}]"
+    spent = min(budget, progress.wall_seconds / 60)
+    return tqdm(total=budget, initial=spent, desc="time budget", bar_format=shape, **options), budget
+
+
+def stop_here(args, run: TrainingRun, run_dir: Path, bar: tqdm, writer: SummaryWriter) -> bool:
+    """Save the training state, close the bar and the log, say how to resume; False (the run stopped)."""
+    run.save(run_dir / LAST)
+    bar.close()
+    writer.close()
+    say(
+        f"stopped at update {run.progress.update}/{run.config.train.updates}; saved {run_dir / LAST}\n"
+        f"resume with: {args.prog} --resume {run_dir}"
+    )
+    return False
 
 
 def evaluate(run: TrainingRun, run_dir: Path, writer: SummaryWriter) -> dict:

@@ -126,8 +126,14 @@ def named_agents(config: Config) -> list[tuple[str, str]]:
 
 
 def init_rules(init: str) -> Rules | None:
-    """The rules the policy of a `warmstart.init` spec ("bot", "checkpoint:PATH") records it was trained under."""
-    return recorded_rules(read_checkpoint_metadata(policy_file(init)), f"warmstart.init={init!r}")
+    """The rules the policy of a `warmstart.init` spec ("bot", "checkpoint:PATH") records it was trained under; a
+    file that cannot be read is one error naming the key."""
+    where = f"warmstart.init={init!r}"
+    try:
+        metadata = read_checkpoint_metadata(policy_file(init))
+    except (ValueError, FileNotFoundError) as error:
+        raise type(error)(f"{where}: {error}") from None
+    return recorded_rules(metadata, where)
 
 
 def check_agents(config: Config) -> None:

@@ -11,8 +11,9 @@ Train a Hollywood Gin policy by self-play: a behaviour-cloning warm start, then 
 
 The same program is `python -m hollywood_gin_env train` and, in a checkout, `python train.py`. Logs go to TensorBoard
 (`tensorboard --logdir runs`); the run directory gets config.toml, last.safetensors (the training state, a policy
-that plays: before and after every evaluation and on Ctrl-C), best.safetensors (best lower 95% bound against the
-first eval opponent) and policy.safetensors (the final policy).
+that plays: through the warm start, before and after every evaluation and on Ctrl-C, which stops at the next update
+or step of the warm start), best.safetensors (best lower 95% bound against the first eval opponent) and
+policy.safetensors (the final policy).
 
 Train a best response against a frozen TARGET agent: PPO through the same loop, the target its only opponent.
 
@@ -31,6 +32,7 @@ target over wall time, its interval shaded; a table of every evaluation is print
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import ArgumentParser
@@ -44,6 +46,18 @@ DESCRIPTION = __doc__.split("\n\n", 1)[1].split("\nTrain a best response", 1)[0]
 EXPLOIT_PROG = "hollywood-gin exploit"
 #: What `hollywood-gin exploit --help` says before the options (this module's docstring, from its exploit part).
 EXPLOIT_DESCRIPTION = "Train a best response" + __doc__.split("\nTrain a best response", 1)[1]
+
+
+#: The module that runs each program (its `run(args)`), imported once the command line is parsed: it imports torch.
+PROGRAMS = {"train": "hollywood_gin_trainer.main", "exploit": "hollywood_gin_trainer.exploit"}
+
+
+def run_command(name: str, argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run `hollywood-gin train` or `exploit` (`name`) as `prog`: its command line parsed first, so that `--help`
+    and a bad option answer at once, without importing torch; then its program (PROGRAMS). The exit status."""
+    exploit = name == "exploit"
+    args = parse_exploit_args(argv, prog or EXPLOIT_PROG) if exploit else parse_args(argv, prog or PROG)
+    return importlib.import_module(PROGRAMS[name]).run(args)
 
 
 def parse_args(argv: list[str] | None = None, prog: str = PROG) -> argparse.Namespace:
@@ -73,7 +87,12 @@ def parse_exploit_args(argv: list[str] | None = None, prog: str = EXPLOIT_PROG) 
         help="where the best response starts: scratch (the config's warm start) or a policy's weights "
         "(default: scratch)",
     )
-    parser.add_argument("--minutes", type=float, default=None, help="wall-clock budget (train.max_minutes)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        help="wall-clock budget, the warm start included and not cut short (train.max_minutes)",
+    )
     parser.add_argument("--updates", type=int, default=None, help="PPO updates (train.updates)")
     add_run_options(parser)
     return finish_args(parser, argv, prog)

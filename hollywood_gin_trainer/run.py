@@ -21,9 +21,11 @@ come back once.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,7 @@ from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import Matches, make_learner, update
 from hollywood_gin_trainer.privileged import privileged_view_size
 from hollywood_gin_trainer.trainstate import Progress
-from hollywood_gin_trainer.warmstart import clone, collect_teacher
+from hollywood_gin_trainer.warmstart import Cloning, clone, clones, collect_teacher
 
 
 def env_threads_of(train: TrainConfig) -> int:
@@ -70,7 +72,10 @@ def resolve_device(name: str) -> torch.device:
 def init_weights(spec: str, network: dict[str, Any]) -> dict[str, torch.Tensor]:
     """The policy weights of `warmstart.init` ("bot" or "checkpoint:PATH"); ValueError in one line naming the spec
     unless its network is `network` (the run's [model]: the same name and arguments), naming the difference."""
-    policy, metadata = load_network(policy_file(spec))
+    try:
+        policy, metadata = load_network(policy_file(spec))
+    except (ValueError, FileNotFoundError) as error:
+        raise type(error)(f"warmstart.init={spec}: {error}") from None
     differ = network_difference(metadata["network"], network)
     if differ:
         raise ValueError(f"warmstart.init={spec}: its network differs from [model]'s: {differ}")
@@ -133,6 +138,7 @@ class TrainingRun:
         self.progress = Progress()
         self.started = False  # the warm start is done and the arena dealt
         self.init: dict[str, torch.Tensor] | None = None  # warmstart.init's weights, for start() (create reads them)
+        self.cloning = Cloning(self.model, config) if clones(config) else None  # until the warm start is done
 
     @classmethod
     def create(
@@ -148,6 +154,8 @@ class TrainingRun:
         run = cls(config, device, commit, ray_address, imports=imports)
         try:
             run.init = init_weights(config.warmstart.init, run.network_spec) if config.warmstart.init else None
+            if run.arena.remote:  # its workers start once everything else is checked
+                run.arena.start()
         except BaseException:
             run.close()
             raise
@@ -168,42 +176,56 @@ class TrainingRun:
         config, metadata = trainstate.read_config(path)
         run = cls(config, device, commit, ray_address, allow_import=False, imports=imports)  # the config is the file's
         try:
-            trainstate.load(path, run, metadata)
+            trainstate.load(path, run, metadata)  # the whole file checked before any worker starts
+            if run.arena.remote:
+                run.arena.start()
         except BaseException:
             run.close()
             raise
-        run.started = True
+        run.started = run.cloning is None  # else saved in its warm start, which `start()` continues
         return run
 
-    def start(self, log=None, show_progress: bool = False) -> None:
+    def start(self, log=None, show_progress: bool = False, stop: Callable[[], bool] = lambda: False) -> bool:
         """The warm start (if configured; `warmstart.init`'s weights instead where given), then fresh matches for
-        PPO. log(epoch, stats) after each cloning epoch."""
-        w = self.config.warmstart
-        if w.init:
+        PPO; log(epoch, stats) after each cloning epoch. True once started; False if stop() held between two steps
+        of the warm start: the run is not started, and `save` keeps its cloning where it stands (warmstart.py)."""
+        if self.config.warmstart.init:
             self.model.policy.load_state_dict(self.init)
-        elif w.teacher != "none" and w.decisions > 0:
-            self.progress.global_step = self._warm_start(log, show_progress)
+        elif self.cloning is not None:
+            decisions = self._warm_start(log, show_progress, stop)
+            if decisions is None:
+                return False
+            self.progress.global_step, self.cloning = decisions, None
         self.arena.reset(seed=self.config.train.seed)
         self.started = True
+        return True
 
-    def _warm_start(self, log, show_progress: bool) -> int:
+    def _warm_start(self, log, show_progress: bool, stop: Callable[[], bool]) -> int | None:
+        """The teacher's decisions collected, then cloned from where `cloning` stands; their number, or None if
+        stopped. The teacher's matches draw from a copy of the run's numpy stream, which moves on only once the warm
+        start is done: a stopped one is saved with the stream it began with and collects the same decisions again."""
         from tqdm import tqdm
 
-        w = self.config.warmstart
+        w, cloning = self.config.warmstart, self.cloning
         bars = {"disable": not show_progress, "dynamic_ncols": True, "file": sys.stderr}
+        rng = copy.deepcopy(self.rng)
         with tqdm(
             total=w.decisions, desc=f"warm start: {w.teacher}", unit=" decisions", unit_scale=True, **bars
         ) as bar:
-            data = collect_teacher(self.config, self.model.policy, self.rng, self.env_threads, progress=bar.update)
-        with tqdm(total=w.epochs, desc="warm start: cloning", unit=" epoch", **bars) as bar:
-
-            def on_epoch(epoch: int, stats: dict[str, float]) -> None:
-                bar.update(1)
-                if log is not None:
-                    log(epoch, stats)
-
-            clone(self.model, data, self.config, self.generator, on_epoch, self.device)
-        return len(data["actions"])
+            data = collect_teacher(
+                self.config, self.model.policy, rng, self.env_threads, progress=bar.update, stop=stop
+            )
+        if data is None:
+            return None
+        size, config = len(data["actions"]), self.config
+        total, done = w.epochs * size, cloning.rows_done(size, config)
+        desc = "warm start: cloning"  # every epoch's decisions: the bar moves with each minibatch
+        with tqdm(total=total, initial=done, desc=desc, unit=" decisions", unit_scale=True, **bars) as bar:
+            on_epoch = log if log is not None else lambda epoch, stats: None
+            if not clone(self.model, data, config, self.generator, on_epoch, self.device, cloning, stop, bar.update):
+                return None
+        self.rng.bit_generator.state = rng.bit_generator.state
+        return size
 
     def update(self, number: int) -> dict[str, float]:
         """PPO update `number` (ppo.py's `update`), counted in the progress; its figures by TensorBoard tag."""

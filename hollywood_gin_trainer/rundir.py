@@ -4,6 +4,8 @@
   `acquire()` / `release()`). It is an operating-system lock (flock), so the system drops it when its process ends,
   however it ends: a run killed with SIGKILL leaves nothing to clean. A second process is refused in one line.
 - `make_run_dir(run_dir)`: creates the directory; a file standing at that path is refused in one line.
+- `check_run_dir(run_dir, new_run, overwrite)`: everything a run's directory is refused for, checked without touching
+  it (nothing created, nothing removed), so a program can refuse it before it builds the run.
 - `check_fresh(run_dir, overwrite)`: a new run refuses a directory that holds a run (RUN_FILES) unless `overwrite`.
 - `clean_own_temps(run_dir)`: removes the temporary files that killed atomic writes of the run's own files left in
   run_dir itself (not in its subfolders, never another file); call it holding the lock, after the arguments are
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from hollywood_gin_env.support.atomic import is_temp_name
+from hollywood_gin_env.support.atomic import check_write_target, is_temp_name
 from hollywood_gin_env.support.messages import escape_controls
 
 LOCK_NAME = ".run.lock"
@@ -71,11 +73,22 @@ def make_run_dir(run_dir: str | os.PathLike) -> None:
     try:
         Path(run_dir).mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise RunDirError(
-            f"run directory {_shown(run_dir)} is not a directory (a file stands at that path); choose another --run-dir"
-        ) from None
+        raise _not_a_directory(run_dir) from None
     except OSError as error:
         raise RunDirError(f"cannot create the run directory {_shown(run_dir)}: {error.strerror or error}") from None
+
+
+def check_run_dir(run_dir: str | os.PathLike, new_run: bool, overwrite: bool) -> list[str]:
+    """The run files a new run's `overwrite` will remove from run_dir; RunDirError (WriteTargetError) if a file stands
+    at run_dir, a run file there is no regular file (refused now, not at the first save hours in), or a new run finds
+    a run there without `overwrite`. Touches nothing: a directory not there yet stays so."""
+    if os.path.lexists(run_dir) and not os.path.isdir(run_dir):
+        raise _not_a_directory(run_dir)
+    if not os.path.isdir(run_dir):
+        return []
+    for name in RUN_FILES:
+        check_write_target(Path(run_dir) / name)
+    return check_fresh(run_dir, overwrite) if new_run else []
 
 
 def check_fresh(run_dir: str | os.PathLike, overwrite: bool) -> list[str]:
@@ -100,6 +113,12 @@ def clean_own_temps(run_dir: str | os.PathLike) -> list[Path]:
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed
+
+
+def _not_a_directory(run_dir: str | os.PathLike) -> RunDirError:
+    return RunDirError(
+        f"run directory {_shown(run_dir)} is not a directory (a file stands at that path); choose another --run-dir"
+    )
 
 
 def _shown(path: str | os.PathLike) -> str:

@@ -9,9 +9,16 @@ EXTRA_PREFIX ("train/") and one JSON object, the metadata's "train":
              train/pool.<k>.<parameter>         snapshot k's weights; train/pool.wins, train/pool.played
              train/arena.engine.<field>, train/arena.<seats...>  the matches (workers.py: train/arena.<k>.*)
              train/rng.generator                the torch Generator's state
+             train/warmstart.optimizer.<i>.*, train/warmstart.totals, train/warmstart.generator
+                                                the cloning's Adam, epoch totals and epoch's generator state
     "train"  {"config", "progress", "device", "optimizer": {"param_groups"}, "pool": {"updates", "next_slot"},
               "arena": {"step", "opponents"}, "rng": {"numpy"},
-              "opponents": {spec: the SHA-256 of its file} for each frozen opponent read from a policy file}
+              "opponents": {spec: the SHA-256 of its file} for each frozen opponent read from a policy file,
+              "warmstart": {"epoch", "batch"}}
+
+A run saved in its warm start (warmstart.py) holds no matches (they are dealt after it: "arena" is null) and its
+"warmstart" record says where the cloning stands; the numpy stream is the one the warm start began with (it collects
+the teacher's decisions again). A started run's file has no "warmstart".
 
 Reading runs no code and allocates only what the run itself holds: the config is read from the header first (its
 network, the one the metadata names, resolved as a file's: among the networks known, `--import MODULE`), the run
@@ -23,7 +30,9 @@ MAX_WEIGHT (a policy checkpoint's bound: hollywood_gin_env/agents/checkpoint.py)
 config (update <= train.updates, decisions within what the updates could train on); the pool within
 selfplay.pool_size and its counts; the matches by the engine's own checks, their opponents by spec the config's
 (selfplay.opponents); each policy file a frozen opponent is read from the one the run
-began against (its SHA-256).
+began against (its SHA-256); the device a CPU or CUDA one; a warm start's epoch and minibatch within
+[warmstart], its Adam's steps the minibatches done and its moments within clipped gradients' bounds, its totals
+within the rows cloned.
 """
 
 from __future__ import annotations
@@ -63,6 +72,8 @@ ROUNDING = 1e-3
 ADAM_STATE = ("step", "exp_avg", "exp_avg_sq")
 #: A number in the progress history: an int stays an int.
 Number = Int() | Float()
+#: The device types a run trains on (run.py's `resolve_device` refuses others).
+DEVICE_TYPES = ("cpu", "cuda")
 
 
 @dataclass(config=SCHEMA)
@@ -133,8 +144,12 @@ def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     for k, snapshot in enumerate(pool.snapshots):
         tensors.update({f"pool.{k}.{name}": array for name, array in _numpy(snapshot.state_dict())})
     tensors.update({"pool.wins": pool.wins, "pool.played": pool.played})
-    arena_arrays, arena_data = run.arena.state()
-    tensors.update({f"arena.{name}": array for name, array in arena_arrays.items()})
+    arena_data = None  # in the warm start: no matches dealt yet
+    if run.started:
+        arena_arrays, arena_data = run.arena.state()
+        tensors.update({f"arena.{name}": array for name, array in arena_arrays.items()})
+    elif run.cloning is None:
+        raise ValueError("a run is saved once started, or in its warm start")
     tensors["rng.generator"] = run.generator.get_state().cpu().numpy()
     data = {
         "config": run.config.to_dict(),
@@ -146,7 +161,23 @@ def state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         "rng": {"numpy": run.rng.bit_generator.state},
         "opponents": pool.digests,
     }
+    if not run.started:
+        cloning_tensors, data["warmstart"] = cloning_state(run)
+        tensors.update(cloning_tensors)
     return tensors, data
+
+
+def cloning_state(run: Run) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """(tensors under their names less EXTRA_PREFIX, the "warmstart" record) of a run's cloning where it stands."""
+    cloning = run.cloning
+    tensors = {
+        f"warmstart.optimizer.{index}.{key}": value.cpu().numpy()
+        for index, entry in cloning.optimizer.state_dict()["state"].items()
+        for key, value in entry.items()
+    }
+    start = cloning.epoch_start if cloning.epoch_start is not None else run.generator.get_state()
+    tensors.update({"warmstart.totals": cloning.totals.cpu().numpy(), "warmstart.generator": start.cpu().numpy()})
+    return tensors, {"epoch": cloning.epoch, "batch": cloning.batch}
 
 
 def _numpy(weights: dict[str, torch.Tensor], prefix: str = "") -> list[tuple[str, np.ndarray]]:
@@ -184,26 +215,36 @@ def load(path: str | os.PathLike, run: Run, train: dict[str, Any]) -> None:
         progress = validated(Progress, train.get("progress"), "progress")
         check_progress(progress, run.config)
         snapshots = check_pool_record(train.get("pool"), run.config, progress)
-        specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots).items()}
-        optional = [name for name in specs if name.startswith(EXTRA_PREFIX + "optimizer.")]
+        warm = check_warm_record(train.get("warmstart"), run, progress)
+        specs = {EXTRA_PREFIX + name: spec for name, spec in own_specs(run, snapshots, warm).items()}
+        adam = (EXTRA_PREFIX + "optimizer.", EXTRA_PREFIX + "warmstart.optimizer.")  # none before the first step
+        optional = [name for name in specs if name.startswith(adam)]
         found = read_tensors(path, {**network_tensors(run.network_spec), **specs}, optional=optional)
         check(run, progress, train, found)
-        restore(run, progress, train, found)
+        restore(run, progress, train, found, warm)
     except (ValueError, KeyError, TypeError) as error:
         detail = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
         detail = detail.removeprefix(f"{_shown(path)}: ")  # the reader's messages name the file too
         raise ValueError(f"{_shown(path)}: the training state is damaged: {escape_controls(detail)}") from None
 
 
-def own_specs(run: Run, snapshots: int) -> dict[str, Spec]:
+def own_specs(run: Run, snapshots: int, warm: dict[str, int] | None = None) -> dict[str, Spec]:
     """The training state's tensors (names less EXTRA_PREFIX) a run of this config holds with `snapshots` snapshots
-    and Adam's state of every parameter: name -> (numpy dtype name, shape)."""
-    tensors, _ = state(run)
-    specs = {name: (a.dtype.name, a.shape) for name, a in tensors.items() if not name.startswith(("pool.", "opt"))}
+    and Adam's state of every parameter, its matches or (saved in its warm start: `warm`) its cloning: name ->
+    (numpy dtype name, shape). Workers are not started for it (workers.py's `RemoteArena.specs`)."""
+    value_head = _numpy(run.model.value_head.state_dict(), "value_head.")
+    specs = {f"model.{name}": (a.dtype.name, a.shape) for name, a in value_head}
+    specs["rng.generator"] = ("uint8", tuple(run.generator.get_state().shape))
+    prefixes = ("optimizer.", "warmstart.optimizer.") if warm is not None else ("optimizer.",)
     for index, parameter in enumerate(run.model.parameters()):
         moment = ("float32", tuple(parameter.shape))
-        specs |= {f"optimizer.{index}.exp_avg": moment, f"optimizer.{index}.exp_avg_sq": moment}
-        specs[f"optimizer.{index}.step"] = ("float32", ())
+        for prefix in prefixes:
+            specs |= {f"{prefix}{index}.exp_avg": moment, f"{prefix}{index}.exp_avg_sq": moment}
+            specs[f"{prefix}{index}.step"] = ("float32", ())
+    if warm is None:
+        specs |= {f"arena.{name}": spec for name, spec in run.arena.specs().items()}
+    else:
+        specs |= {"warmstart.totals": ("float64", (3,)), "warmstart.generator": specs["rng.generator"]}
     network = network_tensors(run.network_spec)
     for k in range(snapshots):
         specs |= {f"pool.{k}.{name}": spec for name, spec in network.items()}
@@ -268,9 +309,62 @@ def check(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, 
     if (wins > played).any():
         raise ValueError("pool.wins: more wins than matches played against a snapshot")
     check_optimizer(train.get("optimizer"), found, run, progress)
-    if not isinstance(train.get("device"), str):
-        raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected a device type such as 'cpu'")
+    if train.get("device") not in DEVICE_TYPES:  # printed when the run resumes on another device
+        raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected one of {', '.join(DEVICE_TYPES)}")
     check_opponent_files(train.get("opponents"), run.pool.digests)
+    warm = train.get("warmstart")
+    if warm is not None:
+        check_cloning(warm, found, run)
+
+
+def check_warm_record(record: Any, run: Run, progress: Progress) -> dict[str, int] | None:
+    """The "warmstart" record of a run saved in its warm start (None for a started run's); ValueError naming the
+    value unless the config clones, its epoch and minibatch lie within [warmstart], and the progress is a warm
+    start's (no update done, no decision counted)."""
+    if record is None:
+        return None
+    if run.cloning is None:
+        raise ValueError(
+            f"warmstart={reprlib.repr(record)}: this run's config has no cloning to continue (warmstart.init, "
+            'teacher "none" or no decisions)'
+        )
+    if not isinstance(record, dict) or set(record) != {"epoch", "batch"}:
+        raise ValueError(f"warmstart={reprlib.repr(record)}: expected the keys 'batch' and 'epoch'")
+    w = run.config.warmstart
+    for key, high in (("epoch", w.epochs - 1), ("batch", -(-w.decisions // w.minibatch_size) - 1)):
+        value = record[key]
+        if type(value) is not int or not 0 <= value <= high:
+            raise ValueError(f"warmstart.{key}={reprlib.repr(value)}: a warm start's {key} lies in 0..{high}")
+    if progress != Progress(wall_seconds=progress.wall_seconds):
+        raise ValueError("progress: a run saved in its warm start has done no update and counted no decision")
+    return record
+
+
+def check_cloning(record: dict[str, int], found: dict[str, np.ndarray], run: Run) -> None:
+    """ValueError naming the value unless the cloning's Adam has taken the minibatches done (its moments within what
+    clipped gradients make) and its totals are what the rows cloned in this epoch can sum to."""
+    w = run.config.warmstart
+    steps = record["epoch"] * -(-w.decisions // w.minibatch_size) + record["batch"]
+    count = len(list(run.model.parameters()))
+    prefix = f"{EXTRA_PREFIX}warmstart.optimizer."
+    present = [i for i in range(count) if f"{prefix}{i}.step" in found]
+    if len(present) != (count if steps else 0):
+        raise ValueError(
+            f"warmstart.optimizer: Adam's state of {len(present)} of {count} parameters after {steps} minibatches "
+            "(every parameter's from the first on)"
+        )
+    bound = run.config.ppo.max_grad_norm * (1 + ROUNDING)
+    for i in present:
+        step = float(found[f"{prefix}{i}.step"])
+        if step != steps:
+            raise ValueError(f"warmstart.optimizer.{i}.step={step:g}: the cloning took {steps} minibatches")
+        _check_bound(f"warmstart.optimizer.{i}.exp_avg", found[f"{prefix}{i}.exp_avg"], bound)
+        _check_bound(f"warmstart.optimizer.{i}.exp_avg_sq", found[f"{prefix}{i}.exp_avg_sq"], bound**2, 0.0)
+    rows = min(w.decisions, record["batch"] * w.minibatch_size)
+    totals = found[EXTRA_PREFIX + "warmstart.totals"]
+    _check_bound("warmstart.totals", totals, float(np.finfo(np.float64).max), 0.0)
+    if totals[2] > rows:
+        raise ValueError(f"warmstart.totals: {totals[2]:g} right answers in the {rows} decisions cloned this epoch")
 
 
 def check_opponent_files(saved: Any, digests: dict[str, str]) -> None:
@@ -354,8 +448,11 @@ def _plain(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------------ restoring
 
 
-def restore(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray]) -> None:
-    """Put the checked state into the run."""
+def restore(
+    run: Run, progress: Progress, train: dict[str, Any], found: dict[str, np.ndarray], warm: dict[str, int] | None
+) -> None:
+    """Put the checked state into the run: its matches last (a remote arena starts its workers for a state checked
+    whole), or for a run saved in its warm start (`warm`) its cloning instead."""
     extra = {name.removeprefix(EXTRA_PREFIX): array for name, array in found.items() if name.startswith(EXTRA_PREFIX)}
     policy = {f"policy.{name}": _tensor(array) for name, array in found.items() if not name.startswith(EXTRA_PREFIX)}
     model = {name.removeprefix("model."): _tensor(a) for name, a in extra.items() if name.startswith("model.")}
@@ -369,9 +466,28 @@ def restore(run: Run, progress: Progress, train: dict[str, Any], found: dict[str
             moments[index] = _weights({key: extra[f"optimizer.{index}.{key}"] for key in ADAM_STATE})
     run.optimizer.load_state_dict({"state": moments, "param_groups": own["param_groups"]})
     restore_pool(run.pool, train["pool"], extra)
-    run.arena.load_state(_under(extra, "arena."), train["arena"])
     run.progress = progress
     restore_streams(run, train, extra["rng.generator"])
+    if warm is None:
+        run.cloning = None  # the warm start is done
+        run.arena.load_state(_under(extra, "arena."), train["arena"])
+    else:
+        restore_cloning(run, warm, extra, same_device=train["device"] == run.device.type)
+
+
+def restore_cloning(run: Run, record: dict[str, int], extra: dict[str, np.ndarray], same_device: bool) -> None:
+    """The cloning's Adam, epoch, minibatch and totals; the generator's state at the epoch's start (on another
+    device than the file's, the epoch draws its order from the reseeded stream)."""
+    cloning = run.cloning
+    moments = {}
+    for index in range(len(list(run.model.parameters()))):
+        if f"warmstart.optimizer.{index}.step" in extra:
+            moments[index] = _weights({key: extra[f"warmstart.optimizer.{index}.{key}"] for key in ADAM_STATE})
+    own = cloning.optimizer.state_dict()
+    cloning.optimizer.load_state_dict({"state": moments, "param_groups": own["param_groups"]})
+    cloning.epoch, cloning.batch = record["epoch"], record["batch"]
+    cloning.totals = _tensor(extra["warmstart.totals"]).to(cloning.totals.device)
+    cloning.epoch_start = _tensor(extra["warmstart.generator"]) if same_device else None
 
 
 def restore_pool(pool: Any, record: dict[str, Any], extra: dict[str, np.ndarray]) -> None:

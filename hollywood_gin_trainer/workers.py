@@ -23,6 +23,11 @@ one `Batch` on its device. The learner's pool is the one record of results again
 new results and sends the totals with the next weights, so every worker draws snapshots with the same priorities. A
 snapshot is the policy after an update, which is exactly the weights of the next rollout: they travel once, with it.
 
+The workers start (`start`: Ray started or joined, K actors) once the run is checked: a new run's after everything
+its config names has loaded, a resumed run's after its whole file is checked, each worker's saved matches and streams
+loaded here first into matches of its share's size (`check_worker_state`), so no worker starts for a file that will
+be refused.
+
 Faults: every wait on a worker has a timeout (`timeout`, seconds) and a late, dead or failing worker stops the run
 with a `WorkerError` naming it; the run's last.safetensors stays as last saved (main.py saves before every
 evaluation), so `--resume` continues from there. This module imports Ray only when a `RemoteArena` is made, so a
@@ -45,7 +50,7 @@ from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_trainer.arena import Arena
 from hollywood_gin_trainer.config import Config, config_from_dict, import_network
 from hollywood_gin_trainer.pool import OpponentPool
-from hollywood_gin_trainer.ppo import ActorCritic, Batch, actor_critic
+from hollywood_gin_trainer.ppo import ActorCritic, Batch, actor_critic, policy_network
 
 ROWS = tuple(f.name for f in dataclasses.fields(Batch))  # a rollout's rows, as they travel from a worker
 DEFAULT_TIMEOUT = 600.0  # seconds a worker may take to answer (a rollout of the default recipe takes a few)
@@ -139,12 +144,7 @@ class RolloutWorker:
     def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any], pool: dict[str, Any]) -> None:
         """Put back what `state` returned, and the learner's pool (`OpponentPool.contents`'s); ValueError naming what
         does not fit."""
-        rng, generator = np.random.default_rng(), torch.Generator()
-        try:
-            rng.bit_generator.state = data["numpy"]
-            generator.set_state(torch.from_numpy(arrays["generator"].copy()))
-        except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as error:
-            raise ValueError(f"rollout worker {self.index}'s saved random streams do not fit: {error}") from None
+        rng, generator = saved_streams(arrays, data, self.index)
         self.pool.restore(**pool)  # first: the arena's check bounds the snapshot slots by the pool's snapshots
         self.arena.load_state({k: v for k, v in arrays.items() if k != "generator"}, data)
         self.arena.rng, self.arena.generator = rng, generator
@@ -164,6 +164,37 @@ class RolloutWorker:
         import ray
 
         return ray.get_runtime_context().get_node_id(), os.getpid()
+
+
+def saved_streams(
+    arrays: dict[str, np.ndarray], data: dict[str, Any], index: int
+) -> tuple[np.random.Generator, torch.Generator]:
+    """Worker `index`'s saved numpy and torch streams (`RolloutWorker.state`'s); ValueError unless they fit."""
+    rng, generator = np.random.default_rng(), torch.Generator()
+    try:
+        rng.bit_generator.state = data["numpy"]
+        generator.set_state(torch.from_numpy(arrays["generator"].copy()))
+    except (KeyError, TypeError, ValueError, RuntimeError, OverflowError) as error:
+        raise ValueError(f"rollout worker {index}'s saved random streams do not fit: {error}") from None
+    return rng, generator
+
+
+def share_arena(config: Config, pool: OpponentPool | None, num_matches: int) -> Arena:
+    """Matches of one worker's share size in this process, with no rollout to speak of: what a worker's saved state
+    is read into and checked against, before any worker starts. Its network is the learner's, on the meta device: the
+    matches read only its `inputs` and `input_size`, so no weights are made and no random number is drawn."""
+    with torch.random.fork_rng(devices=[]), torch.device("meta"):
+        network = policy_network(config.network_spec())
+    return Arena(config, network, pool, np.random.default_rng(), num_envs=num_matches, num_threads=1, steps=1)
+
+
+def check_worker_state(
+    config: Config, pool: OpponentPool, index: int, num_matches: int, arrays: dict[str, np.ndarray], data: Any
+) -> None:
+    """ValueError naming what does not fit unless worker `index`'s saved matches (`num_matches` of them, against
+    the learner's `pool`) and streams load: the worker's own checks, made in this process."""
+    saved_streams(arrays, data, index)
+    share_arena(config, pool, num_matches).load_state({k: v for k, v in arrays.items() if k != "generator"}, data)
 
 
 def _put_weights(model: ActorCritic):
@@ -188,23 +219,40 @@ class RemoteArena:
         imports: tuple[str, ...] = (),
     ) -> None:
         """`imports`: the modules every worker imports first (the program's `--import`)."""
-        import ray
-
-        from hollywood_gin_env.evaluation.ray_tasks import start_ray
-
         self.config, self.pool, self.device, self.timeout = config, pool, torch.device(device), timeout
-        self.workers_count = config.train.workers
-        self.started_ray = start_ray(ray_address, self.workers_count, WorkerError)
-        actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
-        data = config.to_dict()
-        self.workers = [
-            actor.remote(data, k, first, size, pool.allow_import, tuple(imports))
-            for k, (first, size) in enumerate(shares(config.env.num_envs, self.workers_count))
-        ]
+        self.ray_address, self.workers_count, self.imports = ray_address, config.train.workers, tuple(imports)
+        self.started_ray, self.workers = False, []  # `start` starts them
         self.stats, self.matches, self.forward_s = HandCounts(), 0, 0.0
         self.worker_seconds: list[float] = []  # each worker's own seconds for its share of the last rollout
         self.worker_rows: list[int] = []  # the learner's decisions each worker returned
         self.snapshot_pending: int | None = None  # the update whose snapshot travels with the next weights
+
+    def start(self) -> None:
+        """Start Ray here (or join `ray_address`) and the K workers, unless they run (module docstring)."""
+        if self.workers:
+            return
+        import ray
+
+        from hollywood_gin_env.evaluation.ray_tasks import start_ray
+
+        self.started_ray = start_ray(self.ray_address, self.workers_count, WorkerError, "train.workers")
+        actor = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+        data = self.config.to_dict()
+        self.workers = [
+            actor.remote(data, k, first, size, self.pool.allow_import, self.imports)
+            for k, (first, size) in enumerate(shares(self.config.env.num_envs, self.workers_count))
+        ]
+
+    def specs(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """The dtype name and shape of each array `state` returns (worker k's under "k."), known without a worker."""
+        generator = ("uint8", tuple(torch.Generator().get_state().shape))
+        specs, by_size = {}, {}
+        for k, (_, size) in enumerate(shares(self.config.env.num_envs, self.workers_count)):
+            if size not in by_size:
+                by_size[size] = share_arena(self.config, None, size).specs()
+            specs |= {f"{k}.{name}": spec for name, spec in by_size[size].items()}
+            specs[f"{k}.generator"] = generator
+        return specs
 
     def _name(self, k: int) -> str:
         return f"rollout worker {k} of {self.workers_count}"
@@ -228,6 +276,7 @@ class RemoteArena:
 
     def reset(self, seed: int) -> None:
         """Deal every worker's share of the matches dealt from `seed`, each with its streams of that seed."""
+        self.start()
         self._get([w.reset.remote(seed) for w in self.workers], "reset")
 
     def snapshot(self, policy: torch.nn.Module, update: int) -> None:
@@ -238,7 +287,7 @@ class RemoteArena:
 
     def rollout_batch(self, model: ActorCritic) -> Batch:
         """Every worker's rollout with the model's weights, concatenated in worker order on the run's device."""
-
+        self.start()
         weights = _put_weights(model)
         wins, played = self.pool.wins.copy(), self.pool.played.copy()
         refs = [w.rollout_rows.remote(weights, wins, played, self.snapshot_pending) for w in self.workers]
@@ -262,12 +311,14 @@ class RemoteArena:
 
     def state(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Every worker's matches and streams (worker k's arrays under "k."), in worker order."""
+        self.start()
         saved = self._get([w.state.remote() for w in self.workers], "state")
         arrays = {f"{k}.{name}": array for k, (part, _) in enumerate(saved) for name, array in part.items()}
         return arrays, {"workers": [data for _, data in saved]}
 
     def load_state(self, arrays: dict[str, np.ndarray], data: dict[str, Any]) -> None:
-        """Restore every worker (after the run's pool, which each worker gets a copy of)."""
+        """Restore every worker (after the run's pool, which each worker gets a copy of), each worker's state
+        checked here first (`check_worker_state`): the workers start only for a state that loads."""
         saved = data.get("workers") if isinstance(data, dict) else None
         if not isinstance(saved, list) or len(saved) != self.workers_count:
             raise ValueError(f"arena.workers: the state of {self.workers_count} rollout workers (train.workers)")
@@ -276,6 +327,10 @@ class RemoteArena:
             {name[len(f"{k}.") :]: a for name, a in arrays.items() if name.startswith(f"{k}.")}
             for k in range(len(saved))
         ]
+        sizes = [size for _, size in shares(self.config.env.num_envs, self.workers_count)]
+        for k, (size, part, data_k) in enumerate(zip(sizes, parts, saved, strict=True)):
+            check_worker_state(self.config, self.pool, k, size, part, data_k)
+        self.start()
         calls = [
             w.load_state.remote(part, data_k, pool) for w, part, data_k in zip(self.workers, parts, saved, strict=True)
         ]
@@ -284,7 +339,7 @@ class RemoteArena:
     def evaluate(self, model: ActorCritic, jobs: list[ChunkJob]) -> list[PairRecord]:
         """Evaluation chunks with the model's greedy policy in seat A, shared out over the workers (chunk j to
         worker j mod K); the records in the jobs' order (run.py's `evaluate` merges them)."""
-
+        self.start()
         weights = _put_weights(model)
         shares_of = [jobs[k :: self.workers_count] for k in range(self.workers_count)]
         refs = [w.evaluate.remote(weights, share) for w, share in zip(self.workers, shares_of, strict=True)]
@@ -296,10 +351,13 @@ class RemoteArena:
 
     def where(self) -> list[tuple[str, int]]:
         """(node id, process id) of every worker."""
+        self.start()
         return self._get([w.where.remote() for w in self.workers], "where")
 
     def close(self) -> None:
-        """Stop the workers (and a Ray this arena started)."""
+        """Stop the workers (and a Ray this arena started), if they were started."""
+        if not self.workers and not self.started_ray:
+            return
         import ray
 
         for worker in self.workers:
@@ -307,3 +365,4 @@ class RemoteArena:
         self.workers = []
         if self.started_ray:
             ray.shutdown()
+            self.started_ray = False

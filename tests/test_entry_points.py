@@ -116,6 +116,39 @@ def test_train_help_and_errors_name_the_command(tmp_path, capsys):
         cli.main(["train", "--stop-after", "-1", "--run-dir", str(tmp_path / "run")])
 
 
+#: A child that runs `python SCRIPT ARGS` (runpy, as `python` runs it) and prints whether torch was imported.
+IMPORTS_TORCH = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+except SystemExit as done:
+    print("exit", done.code, "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [str(ROOT / "train.py"), "--help"],
+        [str(ROOT / "exploit.py"), "--help"],
+        [str(ROOT / "train.py"), "--stop-after", "soon"],
+        [str(ROOT / "hollywood_gin_env" / "__main__.py"), "train", "--help"],
+        [str(ROOT / "hollywood_gin_env" / "__main__.py"), "exploit", "--bogus"],
+    ],
+    ids=["train.py --help", "exploit.py --help", "a bad option", "train --help", "exploit's bad option"],
+)
+def test_train_and_exploit_answer_help_and_bad_options_without_importing_torch(tmp_path, argv):
+    """With torch installed, `--help` and an option argparse refuses answer from the command line alone (a fraction
+    of a second; importing torch takes seconds): the program, and torch with it, is imported only to run."""
+    pytest.importorskip("torch")
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_TORCH, *argv], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300
+    )
+    code = "0" if "--help" in argv else "2"
+    assert done.stdout.splitlines()[-1] == f"exit {code} False", done.stdout + done.stderr
+
+
 def test_train_without_torch_names_the_extra_and_torchs_cpu_build_in_one_line(tmp_path):
     """Without torch, `hollywood-gin train` exits 2 with one line naming the [train] extra and where torch's CPU
     build is (PyPI's Linux torch is the CUDA build: several GB a CPU machine does not need), no traceback."""
@@ -172,20 +205,20 @@ def test_the_agents_folder_is_an_alias_of_the_trainer():
 
 
 @pytest.mark.parametrize(
-    ("script", "module"),
+    ("script", "entry"),
     [
-        ("train.py", "hollywood_gin_trainer.main"),
-        ("exploit.py", "hollywood_gin_trainer.exploit"),
-        ("play.py", "hollywood_gin_env.play.terminal"),
-        ("evaluate.py", None),
+        ("train.py", "hollywood_gin_trainer.options import run_command"),
+        ("exploit.py", "hollywood_gin_trainer.options import run_command"),
+        ("play.py", "hollywood_gin_env.play.terminal import main"),
+        ("evaluate.py", "hollywood_gin_env.evaluation.evaluate import main"),
     ],
 )
-def test_the_root_programs_are_thin(script, module):
-    """train.py, exploit.py, play.py and evaluate.py at the root only call the installed package's main (the logic
+def test_the_root_programs_are_thin(script, entry):
+    """train.py, exploit.py, play.py and evaluate.py at the root only call the installed package's entry (the logic
     ships)."""
     text = (ROOT / script).read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 20, f"{script} holds program logic: it belongs in the package"
-    assert f"from {module or 'hollywood_gin_env.evaluation.evaluate'} import main" in text
+    assert f"from {entry}" in text
     assert 'if __name__ == "__main__":' in text
 
 

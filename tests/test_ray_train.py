@@ -226,6 +226,41 @@ def test_a_wrong_state_a_late_or_a_killed_worker_stops_the_run_naming_it_and_its
     assert len(state["arena"]["workers"]) == 2
 
 
+def test_a_damaged_worker_state_is_refused_before_any_worker_starts(ray_local, tmp_path, monkeypatch):
+    """A K = 2 state whose second worker's matches are damaged is refused in one line naming the field, checked in
+    the learner's process before any worker starts; the undamaged file resumes onto its workers."""
+    from hollywood_gin_env.support.tensorfile import read_tensors, write_tensor_file
+    from hollywood_gin_trainer.workers import RemoteArena
+
+    run = two_worker_run()
+    train(run, 1)
+    good = tmp_path / "last.safetensors"
+    run.save(good)
+    run.close()
+    header = read_tensor_header(good)
+    tensors = {name: np.array(array) for name, array in read_tensors(good, header.tensors).items()}
+    tensors["train/arena.1.engine.pile"].fill(10**6)
+    bad = tmp_path / "damaged.safetensors"
+    write_tensor_file(bad, tensors, header.metadata)
+    with monkeypatch.context() as patch:
+        patch.setattr(RemoteArena, "start", lambda self: pytest.fail("a worker started for a refused file"))
+        with pytest.raises(ValueError, match=r"the training state is damaged: .*engine state field 'pile'"):
+            TrainingRun.resume(bad)
+    resumed = TrainingRun.resume(good)
+    try:
+        assert resumed.progress.update == 1 and len(resumed.arena.workers) == 2
+    finally:
+        resumed.close()
+
+
+def started(path: Path) -> bool:
+    """True once a run's training state is a started run's (saved after its warm start, its matches dealt)."""
+    try:
+        return "warmstart" not in read_tensor_header(path).metadata["train"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def test_ctrl_c_with_workers_running_saves_the_run_and_leaves_no_process(tmp_path):
     """A terminal's Ctrl-C (SIGINT to the whole process group) mid-run: train.py saves and stops as with one worker."""
     run_dir = tmp_path / "run"
@@ -254,7 +289,7 @@ def test_ctrl_c_with_workers_running_saves_the_run_and_leaves_no_process(tmp_pat
     )
     try:
         end = time.monotonic() + 120
-        while not (run_dir / "last.safetensors").is_file():  # written once the workers have dealt their matches
+        while not started(run_dir / "last.safetensors"):  # the warm start done, the workers' matches dealt
             assert time.monotonic() < end and child.poll() is None, child.stderr.read() if child.poll() else "slow"
             time.sleep(0.05)
         time.sleep(1.0)  # some updates on the workers

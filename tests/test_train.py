@@ -112,6 +112,14 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
     assert [s for s, _ in scalars(split)["charts/SPS"]] == [s for s, _ in scalars(whole)["charts/SPS"]]
 
 
+def _started(path: Path) -> bool:
+    """True once a run's training state is a started run's (saved after its warm start, its matches dealt)."""
+    try:
+        return "warmstart" not in read_tensor_header(path).metadata["train"]
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 @pytest.mark.slow  # a train.py process or two (5-35 s): CI's second command runs it
 def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
     run_dir = tmp_path / "interrupted"
@@ -124,7 +132,7 @@ def test_sigint_saves_a_loadable_last_checkpoint(tmp_path):
         text=True,
     )
     deadline = time.time() + 240
-    while not (run_dir / "last.safetensors").exists() and time.time() < deadline and process.poll() is None:
+    while not _started(run_dir / "last.safetensors") and time.time() < deadline and process.poll() is None:
         time.sleep(0.5)
     time.sleep(2.0)  # inside the PPO loop now
     process.send_signal(signal.SIGINT)

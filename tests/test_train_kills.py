@@ -1,8 +1,11 @@
-"""A run stopped at any point (a crash or SIGKILL during an update, a save or an evaluation) resumes to the run an
-unbroken one writes: the same evaluation history, best policy, final policy and final-evaluation line.
+"""A run stopped at any point (a crash or SIGKILL during an update, a save or an evaluation; Ctrl-C or a crash in
+the warm start) resumes to the run an unbroken one writes: the same evaluation history, best policy, final policy and
+final-evaluation line.
 
 The training program saves its state just before each evaluation (marked due) and again after it; a run resumed
 from the first save plays that evaluation before anything else, so no evaluation is skipped and none counts twice.
+In the warm start it saves before the teacher's matches, after each cloning epoch and where Ctrl-C stops it; a run
+resumed there collects the same teacher decisions again and clones on from the minibatch it reached.
 """
 
 from __future__ import annotations
@@ -38,6 +41,21 @@ class NoCtrlC:
 
 class StoppedError(Exception):
     """A run stopped where a test put it (as a kill would stop it, minus the lock, which the test process keeps)."""
+
+
+class CtrlC:
+    """Stands in for train.Interrupt: Ctrl-C pressed the `at`-th time the run asks whether to stop, or there a
+    StoppedError, as a kill would stop it (`kill`)."""
+
+    def __init__(self, at: int, kill: bool = False) -> None:
+        self.at, self.kill, self.asked, self.when = at, kill, 0, None
+
+    @property
+    def requested(self) -> bool:
+        self.asked += 1
+        if self.kill and self.asked >= self.at:
+            raise StoppedError("killed")
+        return self.asked >= self.at
 
 
 def outcome(run_dir: Path, closing: str) -> dict:
@@ -79,6 +97,49 @@ def train_unbroken(run_dir: Path, argv: list[str]) -> tuple[dict, float]:
 def unbroken(tmp_path_factory) -> dict:
     """The smoke run trained without a stop (evaluations at updates 2 and 4)."""
     return train_unbroken(tmp_path_factory.mktemp("unbroken") / "run", SMOKE)[0]
+
+
+#: A warm start long enough to stop inside: 4 rounds of the teacher's matches (2,048 decisions each), then 3 cloning
+#: epochs of 64 minibatches; the run asks whether to stop after each round but the last, then before each minibatch.
+WARM = [*SMOKE, "--set", "warmstart.decisions=8192", "--set", "warmstart.epochs=3"]
+WARM_POINTS = {  # where the warm start stops: (the question the stop answers, a kill rather than Ctrl-C)
+    "Ctrl-C while the teacher's matches are collected": (2, False),
+    "Ctrl-C in the middle of the second cloning epoch": (3 + 64 + 11, False),
+    "killed in the middle of the second cloning epoch": (3 + 64 + 11, True),
+}
+
+
+@pytest.fixture(scope="module")
+def unbroken_warm(tmp_path_factory) -> dict:
+    """The smoke run with WARM's warm start, trained without a stop."""
+    return train_unbroken(tmp_path_factory.mktemp("unbroken-warm") / "run", WARM)[0]
+
+
+@pytest.mark.parametrize(
+    "point", [pytest.param(p, marks=[] if i == 1 else pytest.mark.slow) for i, p in enumerate(WARM_POINTS)]
+)
+def test_a_warm_start_stopped_at_any_point_resumes_to_the_unbroken_run(
+    unbroken_warm, tmp_path, monkeypatch, capsys, point
+):
+    """Ctrl-C in the warm start stops it at its next step and saves where it stands (the cloning's epoch and
+    minibatch); a kill loses what came after the last cloning epoch's save. Resumed, the run writes what the unbroken
+    one writes."""
+    at, kill = WARM_POINTS[point]
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(train, "Interrupt", lambda: CtrlC(at, kill))
+        if kill:
+            with pytest.raises(StoppedError):
+                train.main([*WARM, "--run-dir", str(run_dir)])
+        else:
+            assert train.main([*WARM, "--run-dir", str(run_dir)]) == 0
+            assert "stopped in the warm start; saved" in capsys.readouterr().err
+    saved = read_tensor_header(run_dir / LAST).metadata["train"]
+    expected = {"epoch": 1, "batch": 0 if kill else 10} if at > 3 else {"epoch": 0, "batch": 0}
+    assert saved["warmstart"] == expected and saved["progress"]["update"] == 0
+    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
+    closing = run_main(["--resume", str(run_dir), "--no-progress"], capsys)
+    assert outcome(run_dir, closing) == unbroken_warm
 
 
 def stop_once(monkeypatch, name: str, when, after: bool = False) -> None:

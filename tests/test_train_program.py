@@ -92,6 +92,37 @@ def test_a_resume_target_that_is_no_run_deletes_nothing_and_is_refused(tmp_path,
     assert not os.path.exists("/" + LOCK_NAME) and not os.path.exists("/dev/" + LOCK_NAME)
 
 
+REFUSED_AS_BUILT = {  # a setting the run is refused for, and what the refusal names
+    "a warmstart.init file not there": ("warmstart.init='checkpoint:typo.safetensors'", "warmstart.init="),
+    "a warmstart.init of another network": ("warmstart.init='bot'", "warmstart.init=bot: its network differs"),
+    "an opponent file not there": (
+        "selfplay.opponents={self = 1.0, 'checkpoint:typo.safetensors' = 1.0}",
+        "selfplay.opponents 'checkpoint:typo.safetensors'",
+    ),
+    "an evaluation opponent file not there": ("eval.opponents=['checkpoint:typo.safetensors']", "eval.opponents"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_AS_BUILT))
+def test_a_refused_run_removes_no_previous_run_and_makes_no_directory(tmp_path, monkeypatch, case):
+    """Whatever refuses a run (an agent, warmstart.init's file or its network) refuses it before its directory is
+    touched: with --overwrite the previous run's files and logs stay, and a new --run-dir is never made; the line
+    names the config key."""
+    monkeypatch.setattr(train, "Interrupt", NoCtrlC)
+    setting, named = REFUSED_AS_BUILT[case]
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    for name in (*RUN_FILES, "events.out.tfevents.1.host.1.0", LOCK_NAME):  # a run's directory, as it leaves it
+        (previous / name).write_bytes(b"the previous run's " + name.encode())
+    before = listing(previous)
+    for run_dir, extra in ((previous, ("--overwrite",)), (tmp_path / "new", ())):
+        with pytest.raises(SystemExit) as refused:
+            train.main(["--config", SMOKE, "--set", setting, "--run-dir", str(run_dir), "--no-progress", *extra])
+        assert named in str(refused.value.code) and "\n" not in str(refused.value.code), refused.value.code
+    assert listing(previous) == before
+    assert not (tmp_path / "new").exists()
+
+
 def test_only_the_runs_own_leftovers_in_its_own_folder_are_removed(tmp_path):
     """What killed writes of last/best/policy/config left in the run directory goes; anything else stays: another
     program's temporary files, a subfolder's, the lock."""

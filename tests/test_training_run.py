@@ -355,7 +355,57 @@ DAMAGES = {  # name: (damage(tensors, train), what the message names)
     "numpy stream": (lambda t, m: _set(m["rng"], "numpy", {"bit_generator": "PCG64"}), "rng.numpy: not the state"),
     "a tensor missing": (lambda t, m: t.pop("train/pool.wins"), "tensors missing 'train/pool.wins'"),
     "saved config": (lambda t, m: _set(m["config"]["train"], "lr", -1), "the saved config: train.lr=-1"),
+    "a device that is no device type": (
+        lambda t, m: _set(m, "device", "\x1b]0;PWNED\x07cuda"),
+        "device='\\x1b]0;PWNED\\x07cuda': expected one of cpu, cuda",
+    ),
+    "a warm start record in a started run": (
+        lambda t, m: _set(m, "warmstart", {"epoch": 0, "batch": 0}),
+        "this run's config has no cloning to continue",
+    ),
 }
+
+
+@pytest.fixture(scope="module")
+def saved_warm(tmp_path_factory):
+    """A smoke run's training state saved in its warm start: 3 epochs of 4 minibatches, stopped before the second
+    epoch's third minibatch."""
+    run = _run("warmstart.epochs=3")
+    asked = []
+    assert not run.start(stop=lambda: asked.append(1) or len(asked) > 6)
+    path = tmp_path_factory.mktemp("warm") / "last.safetensors"
+    run.save(path)
+    return path
+
+
+WARM_DAMAGES = {  # name: (damage(tensors, train), what the message names)
+    "epoch beyond [warmstart]": (lambda t, m: _set(m["warmstart"], "epoch", 3), "warmstart.epoch=3: a warm start's"),
+    "minibatch beyond an epoch's": (lambda t, m: _set(m["warmstart"], "batch", 4), "warmstart.batch=4: a warm"),
+    "Adam steps other than the minibatches": (
+        lambda t, m: t["train/warmstart.optimizer.0.step"].fill(2.0),
+        "warmstart.optimizer.0.step=2: the cloning took 6 minibatches",
+    ),
+    "Adam moments of 1e30": (
+        lambda t, m: t["train/warmstart.optimizer.1.exp_avg"].fill(1e30),
+        "warmstart.optimizer.1.exp_avg: values must be finite",
+    ),
+    "more right answers than rows": (
+        lambda t, m: t["train/warmstart.totals"].fill(1e6),
+        "warmstart.totals: 1e+06 right answers in the 256 decisions cloned this epoch",
+    ),
+    "an update done": (lambda t, m: _set(m["progress"], "update", 1), "a run saved in its warm start has done no"),
+    "no cloning record": (lambda t, m: m.pop("warmstart"), "tensors missing 'train/arena"),
+}
+
+
+@pytest.mark.parametrize("case", list(WARM_DAMAGES))
+def test_a_damaged_warm_start_state_is_refused_in_one_line_naming_the_value(saved_warm, tmp_path, case):
+    """A state saved in the warm start is held to the config's warm start: the epoch and minibatch within it, the
+    cloning's Adam at that many steps and within clipped gradients' bounds, its totals within the rows cloned."""
+    damage, fragment = WARM_DAMAGES[case]
+    with pytest.raises(ValueError) as error:
+        TrainingRun.resume(_damaged(saved_warm, tmp_path / "last.safetensors", damage))
+    assert fragment in str(error.value) and "\n" not in str(error.value), error.value
 
 
 def _damaged(saved: Path, out: Path, damage) -> Path:
@@ -390,11 +440,37 @@ def test_the_undamaged_state_resumes_and_trains_on(saved, tmp_path):
     assert run.progress.update == 3 and len(run.pool.snapshots) == 2
 
 
-def test_a_resumed_run_names_the_saved_device_with_its_control_characters_escaped(saved, tmp_path, capsys):
-    """A training state whose saved device holds a terminal's escape sequence resumes (the device differs: samples
-    are reseeded) and the line saying so shows the sequence escaped, so the terminal does nothing with it."""
-    device = "cuda\x1b]0;retitled\x07\x1b[2J"
-    bad = _damaged(saved, tmp_path / "last.safetensors", lambda tensors, train: _set(train, "device", device))
-    TrainingRun.resume(bad)
-    err = capsys.readouterr().err
-    assert "a run saved on cuda\\x1b]0;retitled\\x07\\x1b[2J: action samples reseeded" in err and "\x1b" not in err
+# --- Ray workers: bounded by the machine, started for a checked state only --------------------------------------------
+
+
+def test_a_state_naming_ray_workers_is_checked_whole_before_any_worker_starts(saved, tmp_path, monkeypatch):
+    """A one-worker state whose config is made to name two workers is refused as damaged (its matches are not two
+    workers' shares) before Ray or any worker starts."""
+    ray_tasks = pytest.importorskip("hollywood_gin_env.evaluation.ray_tasks")
+    monkeypatch.setattr(ray_tasks, "start_ray", lambda *a, **k: pytest.fail("Ray started for a refused file"))
+    forged = _damaged(saved, tmp_path / "last.safetensors", lambda t, m: _set(m["config"]["train"], "workers", 2))
+    with pytest.raises(ValueError, match="the training state is damaged: tensors missing 'train/arena.0."):
+        TrainingRun.resume(forged)
+
+
+def test_ray_workers_are_bounded_by_the_cpus_and_the_memory_of_the_machine(tmp_path, monkeypatch, capsys):
+    """A local Ray holds one worker per CPU and one per WORKER_BYTES available: train.workers or evaluate --workers
+    above that is one line naming the value and the bound, before anything starts; a cluster's address lifts it."""
+    from hollywood_gin_env.evaluation import duplicate, evaluate
+    from hollywood_gin_env.evaluation.duplicate import WORKER_BYTES, check_local_workers
+    from hollywood_gin_trainer import main as train
+
+    monkeypatch.setattr(duplicate, "available_cpus", lambda: 4)
+    monkeypatch.setattr(duplicate, "available_memory", lambda: 3 * WORKER_BYTES + 1)
+    check_local_workers(3, "train.workers")
+    with pytest.raises(ValueError, match=r"^train.workers=4: a local Ray on this machine holds at most 3 workers \("):
+        check_local_workers(4, "train.workers")
+    monkeypatch.setattr(duplicate, "available_memory", lambda: None)  # a system that does not say: the CPUs alone
+    check_local_workers(4, "train.workers")
+    monkeypatch.setattr(TrainingRun, "create", classmethod(lambda *a, **k: pytest.fail("a run started")))
+    with pytest.raises(SystemExit, match=r"error: train.workers=5: a local Ray on this machine holds at most 4"):
+        train.main(["--config", SMOKE, "--set", "train.workers=5", "--run-dir", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit):
+        evaluate.main(["--agents", "expert", "greedy", "--workers", "5", "--matches", "2"])
+    assert "error: --workers=5: a local Ray on this machine holds at most 4 workers" in capsys.readouterr().err

@@ -39,7 +39,7 @@ from hollywood_gin_env.agents.torch_threads import MAX_TORCH_THREADS as MAX_TORC
 from hollywood_gin_env.engine import columns as col
 from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.observation import OBS_SIZE, encode_rows
-from hollywood_gin_env.engine.threads import check_num_threads
+from hollywood_gin_env.engine.threads import available_cpus, check_num_threads
 from hollywood_gin_env.rules.actions import NUM_ACTIONS, as_actions
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.rules.scoring import KIND_DEAD, KIND_GIN, KIND_KNOCK, KIND_UNDERCUT
@@ -299,6 +299,46 @@ def play_chunk(
     _add_hands(record, hands)
     record.seconds = time.perf_counter() - begin
     return record
+
+
+#: The memory a Ray worker takes, as measured: 436-445 MB resident with torch, the kernels and a share of the smoke
+#: config's or the recipe's matches loaded, about 460 MB once it has played (8 rollout workers: 3.7 GB).
+WORKER_BYTES = 512 * 2**20
+
+
+def available_memory() -> int | None:
+    """Bytes of memory new processes may take (Linux's MemAvailable), or None where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def local_workers_bound() -> tuple[int, str]:
+    """(the most Ray workers a local Ray on this machine holds, the rule in words): one per CPU this process may use,
+    and one per WORKER_BYTES of the memory available, at least one. A cluster (a Ray address) has its own bound."""
+    cpus, memory = available_cpus(), available_memory()
+    rule = f"one per CPU this process may use: {cpus}"
+    if memory is None:
+        return cpus, rule
+    by_memory = max(1, memory // WORKER_BYTES)
+    rule += f"; one per {WORKER_BYTES >> 20} MiB of the {memory / 2**30:.1f} GiB of memory available: {by_memory}"
+    return min(cpus, by_memory), rule
+
+
+def check_local_workers(workers: int, name: str) -> None:
+    """ValueError naming `name` and the bound unless a local Ray on this machine holds `workers` workers
+    (`local_workers_bound`'s rule)."""
+    most, rule = local_workers_bound()
+    if workers > most:
+        raise ValueError(
+            f"{name}={workers}: a local Ray on this machine holds at most {most} workers ({rule}); give at most "
+            f"{most}, or join a Ray cluster with --ray-address"
+        )
 
 
 class EvaluationError(RuntimeError):

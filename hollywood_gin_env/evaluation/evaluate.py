@@ -35,6 +35,7 @@ from hollywood_gin_env.evaluation.duplicate import (
     EvaluationError,
     PairRecord,
     Schedule,
+    check_local_workers,
     chunk_bounds,
     duplicate_deals,
     num_chunks,
@@ -593,6 +594,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             env_threads=args.env_threads,
             imports=tuple(args.imports),
         )
+        if args.workers > 1 and args.ray_address is None:  # a local Ray: what this machine holds
+            check_local_workers(args.workers, "--workers")
         duplicate_deals(args.matches, args.seed, 0, 2)  # the match count and the seed, before any agent is built
         rules = agents_rules(specs, None if args.rules is None else Rules.from_strings(args.rules), args.threads)
         report = round_robin(

@@ -37,7 +37,14 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayError, RayTaskErro
 
 from hollywood_gin_env.agents import CHECKPOINT_PREFIX, AgentProtocol, load_agent, parse_agent_arg
 from hollywood_gin_env.agents.torch_threads import torch_threads_for
-from hollywood_gin_env.evaluation.duplicate import ChunkJob, EvaluationError, PairRecord, Schedule, play_job
+from hollywood_gin_env.evaluation.duplicate import (
+    ChunkJob,
+    EvaluationError,
+    PairRecord,
+    Schedule,
+    check_local_workers,
+    play_job,
+)
 from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_env.support.tensorfile import MAX_FILE_BYTES
@@ -116,13 +123,20 @@ def check_reachable(address: str, timeout: float = 10.0) -> None:
         ) from None
 
 
-def start_ray(address: str | None, workers: int, error: type[Exception] = EvaluationError) -> bool:
+def start_ray(
+    address: str | None, workers: int, error: type[Exception] = EvaluationError, name: str = "workers"
+) -> bool:
     """Join the cluster at `address` ("auto": the one running on this machine), or start a new local Ray with the
-    machine's cores (at least `workers`: more workers than cores is oversubscribed, not stuck) even where a cluster
-    already runs here; nothing if this process already has Ray. True if this call started it; `error` in one line
-    if it cannot."""
+    machine's cores even where a cluster already runs here, for at most the workers this machine holds
+    (duplicate.py's `local_workers_bound`: `error` naming `name` for more); nothing if this process already has Ray.
+    True if this call started it; `error` in one line if it cannot."""
     if ray.is_initialized():
         return False
+    if not address:
+        try:
+            check_local_workers(workers, name)
+        except ValueError as too_many:
+            raise error(str(too_many)) from None
     # "local": a new Ray, never one already running here
     local = {"address": "local", "num_cpus": max(os.cpu_count() or 1, workers)}
     options = {"address": address} if address else local
