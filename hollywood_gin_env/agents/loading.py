@@ -35,6 +35,7 @@ from typing import Any
 from hollywood_gin_env.agents.base import Agent, AgentProtocol
 from hollywood_gin_env.agents.expert import ExpertAgent
 from hollywood_gin_env.agents.greedy import GreedyAgent
+from hollywood_gin_env.agents.provenance import recorded_rules
 from hollywood_gin_env.agents.random_agent import RandomAgent
 from hollywood_gin_env.agents.simple import SimpleAgent
 from hollywood_gin_env.agents.torch_threads import check_torch_threads
@@ -51,6 +52,7 @@ from hollywood_gin_env.support.imports import (
 )
 from hollywood_gin_env.support.messages import install_hint
 from hollywood_gin_env.support.streams import check_seed
+from hollywood_gin_env.support.tensorfile import read_tensor_header
 
 #: The heuristics by name: each a class taking `num_threads=`, reseeded by `reset(seed)`.
 HEURISTICS = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "simple": SimpleAgent}
@@ -94,6 +96,17 @@ def bot_path(name: str = BOT_NAME) -> Path:
     """A shipped bot's checkpoint file, package data (a file on disk in every ordinary install; it may be absent
     from an install that does not ship that bot)."""
     return Path(str(files("hollywood_gin_env") / "data" / SHIPPED_BOTS[name]))
+
+
+def shipped_bot_for(rules: Rules | None) -> str | None:
+    """The name of the shipped bot trained under `rules` that this install carries (None: none is, or no rules)."""
+    if rules is None:
+        return None
+    for name in SHIPPED_BOTS:
+        path = bot_path(name)
+        if path.is_file() and recorded_rules(read_tensor_header(path, what=name).metadata, name) == rules:
+            return name
+    return None
 
 
 def policy_file(spec: str) -> Path | None:

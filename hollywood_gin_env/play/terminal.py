@@ -20,6 +20,7 @@ from rich.text import Text
 
 from hollywood_gin_env import Rules
 from hollywood_gin_env.agents import BOT_NAME, load_agent, rules_in_play
+from hollywood_gin_env.agents.loading import shipped_bot_for
 from hollywood_gin_env.display.render import position_text, sheet_text
 from hollywood_gin_env.display.words import hand_end_lines, hand_log
 from hollywood_gin_env.engine.game import Game
@@ -45,8 +46,9 @@ class TerminalConsole(Console):
         return super().render_str(printable_message(text), **kwargs)
 
 
-def default_opponent(prog: str = PROG) -> str:
-    """The shipped bot ("bot", package data) when torch is installed, else the expert heuristic (and one line why)."""
+def default_opponent(prog: str = PROG, rules: Rules | None = None) -> str:
+    """The shipped bot trained under `rules` (`bot-eaai` for the eaai rules), else "bot", when torch is installed;
+    else the expert heuristic (and one line why)."""
     if importlib.util.find_spec("torch") is None:
         print(
             f"{prog}: torch is not installed, so the shipped bot cannot play: you play the expert heuristic "
@@ -54,7 +56,7 @@ def default_opponent(prog: str = PROG) -> str:
             file=sys.stderr,
         )
         return "expert"
-    return BOT_NAME
+    return shipped_bot_for(rules) or BOT_NAME
 
 
 def opening_line(session: Session) -> str:
@@ -324,9 +326,10 @@ def first_session(args: argparse.Namespace, web: bool) -> Session:
         opponent = args.opponent or saved
         agent = load_agent(opponent, allow_import=args.opponent is not None)
     else:
-        opponent = args.opponent or default_opponent(args.prog)
+        asked = None if args.rules is None else Rules.from_strings(args.rules)
+        opponent = args.opponent or default_opponent(args.prog, asked)
         agent = load_agent(opponent)
-        rules = rules_in_play([agent], None if args.rules is None else Rules.from_strings(args.rules))
+        rules = rules_in_play([agent], asked)
         game = Game(rules, seed=args.seed, deck=args.deck)
         human = choose_seat(args.seat, game.seed)
     return Session(game, human, opponent, args.save or args.resume, hold_hand_ends=web, agent=agent)
