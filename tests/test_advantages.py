@@ -78,7 +78,7 @@ def test_an_estimator_gets_copies_of_the_rollout():
         ("os:system", "ppo.advantages='os:system' names the function posix.system, which is not a function marked"),
         (f"{MODULE}:undeclared", f"names the function {MODULE}.undeclared, which is not a function marked @adv"),
         (f"{MODULE}:nowhere", f"ppo.advantages='{MODULE}:nowhere': the module '{MODULE}' has no attribute 'nowhere'"),
-        (f"{MODULE}:one_short", "on a chain of 3 decisions it returned shape (2,); an estimator returns 3 finite float32"),
+        (f"{MODULE}:one_short", "on a chain of 3 decisions it returned shape (2,); an estimator returns 3 finite"),
         (f"{MODULE}:not_finite", "on a chain of 3 decisions it returned values that are not finite"),
         (f"{MODULE}:text", "on a chain of 3 decisions: ValueError: could not convert string to float: 'high'"),
         (f"{MODULE}:raises", f"ppo.advantages='{MODULE}:raises': on a chain of 3 decisions: RuntimeError: no estim"),
