@@ -226,6 +226,7 @@ def test_a_your_agent_plays_on_the_command_line_in_play_in_an_env_and_by_its_reg
     printed = _printed(page, "a")
     assert f"{MATCHES} matches per pair" in printed and "mine vs expert" in printed
     assert "You play knock-first" in printed and "knock-first vs expert" in printed
+    assert "-1.0\n" in [done.stdout for done in page.outputs["a"]]  # the env's match, lost by its random learner
 
 
 @pytest.mark.slow  # three smoke-size trainings and an evaluation (a minute): CI's second command runs it
