@@ -13,17 +13,35 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("tensorboard")
 
+from hollywood_gin_env.agents import load_agent  # noqa: E402
 from hollywood_gin_env.engine.threads import kernel_threads  # noqa: E402
+from hollywood_gin_env.envs import SelfPlayVectorEnv  # noqa: E402
 from hollywood_gin_trainer.advantages import chain_advantages, decision_chains  # noqa: E402
 from hollywood_gin_trainer.config import PPOConfig, config_from_dict, load_config  # noqa: E402
-from hollywood_gin_trainer.ppo import advantages, rollout_batch  # noqa: E402
+from hollywood_gin_trainer.ppo import Rollout, advantages, credit, rollout_batch  # noqa: E402
 from hollywood_gin_trainer.run import TrainingRun  # noqa: E402
 from tests import estimators_for_tests  # noqa: E402, F401 (as a user's own code imports its estimator)
-from tests.test_train_parts import _random_rollout  # noqa: E402
 
 MODULE = "tests.estimators_for_tests"
 SMOKE = "configs/smoke.toml"
 SMALL = ["warmstart.decisions=64", "env.num_envs=8", "eval.matches=2"]
+
+
+def _random_rollout(steps: int = 80, num_envs: int = 6, seed: int = 0, learner_seat: int | None = None) -> Rollout:
+    """A rollout of real matches (greedy in both seats, credited as the trainer credits them) with random values;
+    the learner's rows are one seat's, or both seats' (None)."""
+    env = SelfPlayVectorEnv(num_envs, reward="hand", episode="hand")
+    obs, infos = env.reset(seed=seed)
+    storage = Rollout(steps, num_envs, obs["observation"].shape[1], 1, 1)
+    rng, greedy = np.random.default_rng(seed), load_agent("greedy")
+    for t in range(steps):
+        players = infos["current_player"]
+        storage.valid[t] = True if learner_seat is None else players == learner_seat
+        storage.players[t], storage.values[t] = players, rng.normal(size=num_envs)
+        obs, rewards, terms, _, infos = env.step(greedy.act(obs["observation"], obs["action_mask"]))
+        credit(storage, infos["decision_step"], rewards, terms, env.threads)
+    storage.bootstrap[:] = rng.normal(size=(num_envs, 2))
+    return storage
 
 
 def _ppo(function: str, gamma: float = 0.99, lam: float = 0.95) -> PPOConfig:
@@ -34,7 +52,7 @@ def _ppo(function: str, gamma: float = 0.99, lam: float = 0.95) -> PPOConfig:
 def test_gae_written_along_one_chain_gives_the_kernels_advantages(learner_seat):
     """Per-player GAE as a chain estimator (tests/estimators_for_tests.py's `chain_gae`) equals the trainer's kernel
     on rollouts of real matches, whose chains end in hands scored, cut by the rollout, and skip a frozen seat."""
-    storage, _ = _random_rollout(seed=5, learner_seat=learner_seat)
+    storage = _random_rollout(seed=5, learner_seat=learner_seat)
     assert storage.dones.any()
     for gamma, lam in ((0.99, 0.95), (1.0, 1.0), (0.9, 0.0)):
         expected = advantages(storage, gamma, lam, kernel_threads(1))
@@ -46,7 +64,7 @@ def test_gae_written_along_one_chain_gives_the_kernels_advantages(learner_seat):
 def test_a_chain_is_one_players_decisions_of_one_episode_in_order():
     """Every valid row is in exactly one chain; a chain's rows are one player's, in order, in one match; only its
     last row may end the episode; its next value is 0 where that row ended it, else the player's bootstrap."""
-    storage, _ = _random_rollout(seed=7, learner_seat=None)
+    storage = _random_rollout(seed=7, learner_seat=None)
     seen = np.zeros_like(storage.valid, dtype=np.int64)
     ended = cut = 0
     for i, rows, next_value in decision_chains(storage):
@@ -65,7 +83,7 @@ def test_a_chain_is_one_players_decisions_of_one_episode_in_order():
 
 def test_an_estimator_gets_copies_of_the_rollout():
     """What an estimator writes into the arrays it is given never reaches the rollout."""
-    storage, _ = _random_rollout(seed=1)
+    storage = _random_rollout(seed=1)
     rewards, values = storage.rewards.copy(), storage.values.copy()
     assert (chain_advantages(storage, _ppo("scribbles")) == 0).all()
     assert (storage.rewards == rewards).all() and (storage.values == values).all()
