@@ -1,7 +1,8 @@
 """The trainer (PyTorch). Read `ppo` first: one PPO update top to bottom (the network, the setup, the rollout, credit
 and per-player GAE, the epochs, TensorBoard logging). Around it: `config` (the typed config, its defaults the shipped
-recipe), `arena` (the matches and who sits where), `pool` (the opponents), `privileged` (the critic's view of the
-hidden cards), `warmstart` (behaviour cloning before PPO), `run` (`TrainingRun`: create, resume, save, evaluate),
+recipe), `advantages` (`[ppo] advantages`: the advantage estimate by reference, `@advantage_estimator`), `arena`
+(the matches and who sits where), `pool` (the opponents), `privileged` (the critic's view of the hidden cards),
+`warmstart` (behaviour cloning before PPO), `run` (`TrainingRun`: create, resume, save, evaluate),
 `trainstate` (the training state in a safetensors file), `rundir` (the run directory's lock and leftovers), `main`
 (the `hollywood-gin train` program), `workers` (the rollout on Ray), `forward` (`train.compile`).
 

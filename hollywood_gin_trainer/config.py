@@ -11,7 +11,8 @@ The network (`[model] network` and `network_kwargs`) is named as a checkpoint na
 networks.py): checked before anything is made, its factory resolved, built on the meta device within a checkpoint's
 bounds and checked against the network protocol. A config file or `--set` is the user's own, so a `MODULE:FACTORY`
 network there imports its module (`load_config`); a config read back from a training state is a file's, and
-resolves only among the networks already known (`--import MODULE`).
+resolves only among the networks already known (`--import MODULE`). `[ppo] advantages` names the advantage
+estimate the same way: "gae", or a `MODULE:FUNCTION` declared an estimator (hollywood_gin_trainer/advantages.py).
 """
 
 import copy
@@ -31,9 +32,10 @@ from hollywood_gin_env.engine.threads import MAX_THREADS
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS
 from hollywood_gin_env.evaluation.evaluate import agent_labels, parse_agent_arg
 from hollywood_gin_env.rules.options import PRESET_KEY, Rules
-from hollywood_gin_env.support.imports import import_user_module
+from hollywood_gin_env.support.imports import MAX_REFERENCE, import_user_module
 from hollywood_gin_env.support.messages import escape_controls, shown_value
 from hollywood_gin_env.support.userfiles import read_user_file
+from hollywood_gin_trainer.advantages import GAE, check_estimator
 
 # Upper bounds on what allocates or runs in proportion to a size: each is far above the shipped recipes
 # (configs/*.toml) and refuses at once what would otherwise fail hours later, out of memory.
@@ -188,6 +190,10 @@ class PPOConfig:
     """discount per own decision"""
     gae_lambda: Float(0.0, 1.0) = 0.95
     """GAE's lambda along each player's own decisions"""
+    advantages: Annotated[str, Strict(), Field(min_length=1, max_length=MAX_REFERENCE)] = GAE
+    """the advantage estimate: "gae" (per-player GAE with gamma and gae_lambda) or MODULE:FUNCTION, a function
+    marked @advantage_estimator that gives the advantages of each player's chain of decisions
+    (hollywood_gin_trainer/advantages.py)"""
     clip_coef: Float(0.0, 10.0) = 0.2
     """the surrogate's clipping of the probability ratio"""
     clip_vloss: Bool = True
@@ -335,8 +341,8 @@ SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config) 
 
 
 def config_from_dict(data: Any) -> Config:
-    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`); its network resolves
-    among the networks already known (a MODULE:FACTORY's module imported: `import_network`)."""
+    """A checked Config from nested plain data (a TOML document or a checkpoint's `config`); its network and its
+    advantage estimator resolve among the modules already imported (`import_config_modules`)."""
     config = validated(Config, model_table(rules_as_table(data)))
     config.make_rules()  # Rules names any bad key or value
     _check_across(config)
@@ -405,6 +411,7 @@ def _check_across(config: Config) -> None:
             f"{MAX_ROLLOUT_DECISIONS:,} (the rollout is held in memory)"
         )
     check_network(config)
+    check_estimator(config.ppo)
 
 
 def check_network(config: Config) -> None:
@@ -446,14 +453,19 @@ def model_table(data: Any) -> Any:
     return {**data, "model": {**rest, "network_kwargs": kwargs}}
 
 
-def import_network(data: Any) -> None:
-    """Import the module of a MODULE:FACTORY network that [model] of the user's own config names: naming it there
-    is the user's act, as typing it is (a config read back from a training state never imports one: `--import`).
-    ValueError in one line if the import fails."""
-    model = data.get("model") if isinstance(data, dict) else None
-    name = model.get("network") if isinstance(model, dict) else None
-    if isinstance(name, str) and ":" in name:
-        import_user_module(name.partition(":")[0], f"model.network={reprlib.repr(name)}")
+#: The keys of a config that name code by MODULE:ATTRIBUTE: (section, key).
+CODE_KEYS = (("model", "network"), ("ppo", "advantages"))
+
+
+def import_config_modules(data: Any) -> None:
+    """Import the module of each MODULE:ATTRIBUTE the user's own config names (CODE_KEYS: [model]'s network, [ppo]'s
+    advantage estimator): naming it there is the user's act, as typing it is (a config read back from a training
+    state never imports one: `--import`). ValueError in one line if an import fails."""
+    for section, key in CODE_KEYS:
+        table = data.get(section) if isinstance(data, dict) else None
+        name = table.get(key) if isinstance(table, dict) else None
+        if isinstance(name, str) and ":" in name:
+            import_user_module(name.partition(":")[0], f"{section}.{key}={reprlib.repr(name)}")
 
 
 def rules_table(rules: Rules) -> dict[str, Any]:
@@ -512,7 +524,7 @@ def toml_inline(value: Any) -> str:
 def load_config(path: str | None = None, overrides: list[str] = (), rules: Rules | None = None) -> Config:
     """The checked Config of a TOML file (None: every default) with `rules` in place of its [rules] (`--rules`),
     then `section.key=value` overrides applied: the user's own config, so a MODULE:FACTORY network it names is
-    imported (`import_network`)."""
+    imported (`import_config_modules`)."""
     data: dict[str, Any] = {} if path is None else rules_as_table(read_toml(path))
     if rules is not None:
         data["rules"] = rules_table(rules)
@@ -521,7 +533,7 @@ def load_config(path: str | None = None, overrides: list[str] = (), rules: Rules
         if not isinstance(data.setdefault(section, {}), dict):
             raise ValueError(f"--set {section}.{key}: [{section}] is not a table")
         data[section][key] = value
-    import_network(data)
+    import_config_modules(data)
     return config_from_dict(data)
 
 

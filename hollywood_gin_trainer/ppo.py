@@ -10,8 +10,8 @@ process's random streams, and Adam), then one update (`update`):
    sits where, the opponent pool of pool.py, the privileged view of privileged.py). Each step, the learner's rows are
    sampled from its masked policy, the frozen opponents' rows from theirs, the env steps every match, and each
    reward is credited to the decision it belongs to, which may be an earlier one (`credit_rows`);
-3. per-player GAE (`per_player_gae`): along each player's own decisions of a match, bootstrapped where the rollout
-   cuts a chain;
+3. the advantages (`estimate_advantages`): per-player GAE (`per_player_gae`) along each player's own decisions of a
+   match, bootstrapped where the rollout cuts a chain, or the estimator `ppo.advantages` names (advantages.py);
 4. the PPO epochs (`ppo_epochs`): shuffled minibatches of CleanRL's clipped surrogate, clipped value loss and
    entropy bonus, with the mask, a gradient step each, and the target-KL early stop;
 5. logging (`log_update`, `log_evaluation`) under CleanRL's TensorBoard namespaces charts/, losses/, eval/ (and
@@ -38,6 +38,7 @@ from hollywood_gin_env.agents.masked import entropy_of, masked_log_probs, sample
 from hollywood_gin_env.agents.networks import check_network_spec, check_protocol, find_network, network_tensors
 from hollywood_gin_env.rules.actions import NUM_ACTIONS
 from hollywood_gin_env.support.jit import njit
+from hollywood_gin_trainer.advantages import GAE, chain_advantages
 from hollywood_gin_trainer.config import Config, PPOConfig
 from hollywood_gin_trainer.privileged import privileged_view_size
 
@@ -370,11 +371,19 @@ def per_player_gae(rewards, values, valid, players, dones, bootstrap, gamma, lam
             has_next[i, p] = True
 
 
+def estimate_advantages(storage: Rollout, config: PPOConfig, threads: KernelThreads) -> np.ndarray:
+    """The advantages of every valid row (0 elsewhere) by `ppo.advantages`: per-player GAE ("gae"), or the user's
+    estimator called along each player's chain of decisions (advantages.py)."""
+    if config.advantages == GAE:
+        return advantages(storage, config.gamma, config.gae_lambda, threads)
+    return chain_advantages(storage, config)
+
+
 def rollout_batch(arena: RolloutMatches, model: ActorCritic, config: PPOConfig) -> Batch:
-    """One rollout of the arena's matches and its GAE, as the learner's batch on the arena's device."""
+    """One rollout of the arena's matches and its advantages, as the learner's batch on the arena's device."""
     storage = play_rollout(arena, model)
-    gae = advantages(storage, config.gamma, config.gae_lambda, arena.threads)
-    return Batch.from_rollout(storage, gae, arena.device)
+    estimated = estimate_advantages(storage, config, arena.threads)
+    return Batch.from_rollout(storage, estimated, arena.device)
 
 
 @dataclass

@@ -6,8 +6,9 @@
 j`, so the first deals are those of a one-worker run. Each worker (`RolloutWorker`, one Ray actor of one CPU, one
 torch thread) holds an `Arena` on the CPU, its own `OpponentPool` (the frozen agents and a copy of every snapshot), a
 CPU copy of the `ActorCritic` and its own random streams. A worker first imports the modules the program imported
-(`--import`: the user's networks and agents, as the evaluator's Ray tasks do) and, for a new run, the module of a
-MODULE:FACTORY network the user's config names, so it builds what the learner built.
+(`--import`: the user's networks and agents, as the evaluator's Ray tasks do) and, for a new run, the modules the
+user's config names (a MODULE:FACTORY network, a MODULE:FUNCTION advantage estimator), so it builds what the learner
+built.
 
 Seed rule of worker k (0-based) of matches dealt from seed s (`reset(s)`; the run's is `train.seed`): `sequence =
 numpy.random.SeedSequence([s, k])`; its numpy `Generator` (opponents and seats of new matches) is
@@ -48,7 +49,7 @@ from hollywood_gin_env.engine.threads import set_default_threads
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord
 from hollywood_gin_env.support.imports import import_modules
 from hollywood_gin_trainer.arena import Arena
-from hollywood_gin_trainer.config import Config, config_from_dict, import_network
+from hollywood_gin_trainer.config import Config, config_from_dict, import_config_modules
 from hollywood_gin_trainer.pool import OpponentPool
 from hollywood_gin_trainer.ppo import ActorCritic, Batch, actor_critic, policy_network
 
@@ -91,8 +92,8 @@ class RolloutWorker:
         `allow_import` as the learner's pool loads its agents and network (opponents.py, config.py); `imports` the
         program's `--import` modules, imported first."""
         import_modules(imports)
-        if allow_import:  # a new run's config is the user's own: its network's module is theirs to import
-            import_network(config_data)
+        if allow_import:  # a new run's config is the user's own: the modules it names are theirs to import
+            import_config_modules(config_data)
         config = config_from_dict(config_data)
         # this actor's process is this worker's: one torch thread, and one kernel thread unless train.env_threads
         # says otherwise (K actors on all the cores would oversubscribe them)

@@ -188,6 +188,28 @@ def test_a_network_by_reference_trains_on_the_workers_and_a_resume_imports_what_
     resumed.close()
 
 
+def test_an_advantage_estimator_by_reference_runs_on_the_workers_and_a_resume_imports_what_import_names(
+    ray_local, tmp_path
+):
+    """The estimator `ppo.advantages` names is called where the rollout is: a new run's workers import its module
+    (the user's config names it), a resumed run's workers only the program's --import modules: without them the
+    resume stops naming --import, with them it continues as the unbroken run."""
+    module = "tests.estimators_for_tests"
+    run = TrainingRun.create(load_config(SMOKE, [*TWO_WORKERS, f"ppo.advantages={module}:n_step"]))
+    run.start()
+    train(run, 1)
+    run.save(tmp_path / "last.safetensors")
+    train(run, 2)
+    unbroken = weights(run)
+    run.close()
+    with pytest.raises(WorkerError, match=rf"module '{module}', which is not imported.*--import {module}"):
+        TrainingRun.resume(tmp_path / "last.safetensors")  # this process has it; the workers do not
+    resumed = TrainingRun.resume(tmp_path / "last.safetensors", imports=(module,))
+    train(resumed, 2)
+    assert_equal_weights(weights(resumed), unbroken)
+    resumed.close()
+
+
 def test_evaluation_on_the_workers_equals_evaluation_in_one_process(ray_local):
     """With K = 2 the eval chunks are played on the rollout workers; the figures equal a one-process evaluation of
     the same weights (every chunk's deals and seeds depend only on the eval seed and the chunk)."""

@@ -6,7 +6,9 @@ block that trains is shortened: `.learn(N)` and `total_timesteps=` / `total_step
 with an integer literal run at most STEP_BUDGET steps, so a training block must state its length in one of those
 forms. A block that truly cannot run here (say, one that needs a trained checkpoint the repository does not ship)
 opts out with a first line the reader sees too, `# not run by tests/test_readme.py: <why>`; it is reported as
-skipped, never as passed. A new document under docs/ is picked up too, and the README must link it.
+skipped, never as passed. A new document under docs/ is picked up too, and the README must link it. The blocks of
+docs/EXTENDING.md run in their worked examples' folder, after the files and commands before them:
+tests/test_extending.py runs every one.
 """
 
 from __future__ import annotations
@@ -61,7 +63,14 @@ def _name(doc: Path) -> str:
     return doc.relative_to(ROOT).as_posix()
 
 
-BLOCKS = [(_name(doc), line, source) for doc in DOCS for line, source in python_blocks(doc.read_text(encoding="utf-8"))]
+#: Documents whose blocks another test runs in their context (module docstring).
+RUN_IN_CONTEXT = {ROOT / "docs" / "EXTENDING.md"}
+BLOCKS = [
+    (_name(doc), line, source)
+    for doc in DOCS
+    if doc not in RUN_IN_CONTEXT
+    for line, source in python_blocks(doc.read_text(encoding="utf-8"))
+]
 
 
 def _scratch_dir(tmp_path: Path) -> Path:
