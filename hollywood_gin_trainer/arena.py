@@ -16,7 +16,6 @@ on Ray actors (a `Matches` too); `remote` tells the two apart.
 
 from __future__ import annotations
 
-import reprlib
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ from hollywood_gin_env.agents.policy import PolicyAgent
 from hollywood_gin_env.engine.handstats import HandCounts
 from hollywood_gin_env.envs import SelfPlayVectorEnv
 from hollywood_gin_env.evaluation.duplicate import ChunkJob, PairRecord, play_job
+from hollywood_gin_env.support.messages import shown_value
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.forward import RolloutForward
 from hollywood_gin_trainer.opponents import Lineup
@@ -192,7 +192,7 @@ class Arena:
         lineup, saved = self.lineup, data.get("opponents") if isinstance(data, dict) else None
         if saved != list(lineup.specs):
             raise ValueError(
-                f"arena.opponents={reprlib.repr(saved)}: the matches were drawn against other "
+                f"arena.opponents={shown_value(saved)}: the matches were drawn against other "
                 f"opponents than the run's selfplay.opponents {list(lineup.specs)}"
             )
         snapshots = 0 if self.pool is None else len(self.pool.snapshots)

@@ -18,7 +18,6 @@ estimate the same way: "gae", or a `MODULE:FUNCTION` declared an estimator (holl
 import copy
 import dataclasses
 import math
-import reprlib
 import tomllib
 from dataclasses import field
 from typing import Annotated, Any, Literal
@@ -356,7 +355,7 @@ def validated(kind: type, data: Any, where: str = "") -> Any:
         return TypeAdapter(kind).validate_python(data)
     except ValidationError as error:
         first = error.errors()[0]
-    parts, value = [str(part) for part in first["loc"]], reprlib.repr(first["input"])
+    parts, value = [str(part) for part in first["loc"]], shown_value(first["input"])
     if first["type"] == "unexpected_keyword_argument":
         holder = kind
         for part in parts[:-1]:
@@ -383,11 +382,11 @@ def _check_across(config: Config) -> None:
     config.eval_labels()  # two evaluation opponents of one label would share their figures
     init = config.warmstart.init
     if init and not (init.lower() == "bot" or init.lower().startswith("checkpoint:") and init[len("checkpoint:") :]):
-        raise ValueError(f'warmstart.init={reprlib.repr(init)} is not allowed: use "bot", "checkpoint:PATH" or ""')
+        raise ValueError(f'warmstart.init={shown_value(init)} is not allowed: use "bot", "checkpoint:PATH" or ""')
     weights = config.warmstart.teacher_weights
     if weights and (config.warmstart.teacher != "expert" or len(weights) != NUM_WEIGHTS):
         raise ValueError(
-            f"warmstart.teacher_weights={reprlib.repr(weights)}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
+            f"warmstart.teacher_weights={shown_value(weights)}: give {NUM_WEIGHTS} numbers (expert.py's weights, "
             f'in order) with teacher = "expert", or none'
         )
     if config.train.workers > config.env.num_envs:
@@ -425,7 +424,7 @@ def check_network(config: Config) -> None:
         tomli_w.dumps({"network_kwargs": spec["kwargs"]})
     except (TypeError, ValueError) as error:
         raise ValueError(
-            f"model.network_kwargs={reprlib.repr(spec['kwargs'])}: not TOML values ({error}); a config holds "
+            f"model.network_kwargs={shown_value(spec['kwargs'])}: not TOML values ({error}); a config holds "
             "strings, numbers, booleans, lists and tables"
         ) from None
     network_tensors(spec, "[model]")
@@ -444,7 +443,7 @@ def model_table(data: Any) -> Any:
     if own and network != RECIPE_NETWORK:
         key = next(iter(own))
         raise ValueError(
-            f"model.{key}: an argument of the network {RECIPE_NETWORK!r}; [model] network={reprlib.repr(network)} "
+            f"model.{key}: an argument of the network {RECIPE_NETWORK!r}; [model] network={shown_value(network)} "
             f"takes its arguments from model.network_kwargs"
         )
     default = RECIPE_NETWORK_KWARGS if network == RECIPE_NETWORK else {}
@@ -465,7 +464,7 @@ def import_config_modules(data: Any) -> None:
         table = data.get(section) if isinstance(data, dict) else None
         name = table.get(key) if isinstance(table, dict) else None
         if isinstance(name, str) and ":" in name:
-            import_user_module(name.partition(":")[0], f"{section}.{key}={reprlib.repr(name)}")
+            import_user_module(name.partition(":")[0], f"{section}.{key}={shown_value(name)}")
 
 
 def rules_table(rules: Rules) -> dict[str, Any]:
@@ -504,7 +503,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     key, sep, raw = text.partition("=")
     path = key.strip().split(".")
     if not sep or len(path) != 2 or not all(path):
-        raise ValueError(f"--set {reprlib.repr(text)} must look like section.key=value (e.g. train.lr=1e-4)")
+        raise ValueError(f"--set {shown_value(text)} must look like section.key=value (e.g. train.lr=1e-4)")
     try:
         return path, _loads(f"v = {raw.strip()}", f"--set {escape_controls(key.strip())}")["v"]
     except tomllib.TOMLDecodeError:

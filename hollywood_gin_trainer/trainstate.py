@@ -38,7 +38,6 @@ within the rows cloned.
 from __future__ import annotations
 
 import os
-import reprlib
 import sys
 from dataclasses import asdict, field
 from typing import Any
@@ -49,7 +48,7 @@ from pydantic.dataclasses import dataclass
 
 from hollywood_gin_env.agents.checkpoint import EXTRA_PREFIX, MAX_WEIGHT, save_checkpoint
 from hollywood_gin_env.agents.networks import check_network_spec, network_tensors
-from hollywood_gin_env.support.messages import escape_controls, shown_text
+from hollywood_gin_env.support.messages import escape_controls, shown_text, shown_value
 from hollywood_gin_env.support.tensorfile import Spec, read_tensor_header, read_tensors
 from hollywood_gin_trainer.config import (
     MAX_WARMSTART_DECISIONS,
@@ -284,16 +283,14 @@ def check_pool_record(record: Any, config: Config, progress: Progress) -> int:
     updates, next_slot, s = record["updates"], record["next_slot"], config.selfplay
     taken = progress.update // s.snapshot_every
     if not isinstance(updates, list) or len(updates) > min(s.pool_size, taken):
-        count = len(updates) if isinstance(updates, list) else reprlib.repr(updates)
+        count = len(updates) if isinstance(updates, list) else shown_value(updates)
         raise ValueError(f"pool.updates: {count} snapshots; selfplay.pool_size is {s.pool_size} and {taken} were taken")
     for k, update in enumerate(updates):
         if type(update) is not int or not 0 < update <= progress.update or update % s.snapshot_every:
-            raise ValueError(f"pool.updates[{k}]={reprlib.repr(update)}: a snapshot update in 1..{progress.update}")
+            raise ValueError(f"pool.updates[{k}]={shown_value(update)}: a snapshot update in 1..{progress.update}")
     allowed = range(s.pool_size) if len(updates) == s.pool_size else range(len(updates), len(updates) + 1)
     if type(next_slot) is not int or next_slot not in allowed:
-        raise ValueError(
-            f"pool.next_slot={reprlib.repr(next_slot)}: with {len(updates)} snapshots it lies in {allowed}"
-        )
+        raise ValueError(f"pool.next_slot={shown_value(next_slot)}: with {len(updates)} snapshots it lies in {allowed}")
     return len(updates)
 
 
@@ -310,7 +307,7 @@ def check(run: Run, progress: Progress, train: dict[str, Any], found: dict[str, 
         raise ValueError("pool.wins: more wins than matches played against a snapshot")
     check_optimizer(train.get("optimizer"), found, run, progress)
     if train.get("device") not in DEVICE_TYPES:  # printed when the run resumes on another device
-        raise ValueError(f"device={reprlib.repr(train.get('device'))}: expected one of {', '.join(DEVICE_TYPES)}")
+        raise ValueError(f"device={shown_value(train.get('device'))}: expected one of {', '.join(DEVICE_TYPES)}")
     check_opponent_files(train.get("opponents"), run.pool.digests)
     warm = train.get("warmstart")
     if warm is not None:
@@ -325,16 +322,16 @@ def check_warm_record(record: Any, run: Run, progress: Progress) -> dict[str, in
         return None
     if run.cloning is None:
         raise ValueError(
-            f"warmstart={reprlib.repr(record)}: this run's config has no cloning to continue (warmstart.init, "
+            f"warmstart={shown_value(record)}: this run's config has no cloning to continue (warmstart.init, "
             'teacher "none" or no decisions)'
         )
     if not isinstance(record, dict) or set(record) != {"epoch", "batch"}:
-        raise ValueError(f"warmstart={reprlib.repr(record)}: expected the keys 'batch' and 'epoch'")
+        raise ValueError(f"warmstart={shown_value(record)}: expected the keys 'batch' and 'epoch'")
     w = run.config.warmstart
     for key, high in (("epoch", w.epochs - 1), ("batch", -(-w.decisions // w.minibatch_size) - 1)):
         value = record[key]
         if type(value) is not int or not 0 <= value <= high:
-            raise ValueError(f"warmstart.{key}={reprlib.repr(value)}: a warm start's {key} lies in 0..{high}")
+            raise ValueError(f"warmstart.{key}={shown_value(value)}: a warm start's {key} lies in 0..{high}")
     if progress != Progress(wall_seconds=progress.wall_seconds):
         raise ValueError("progress: a run saved in its warm start has done no update and counted no decision")
     return record
@@ -372,12 +369,12 @@ def check_opponent_files(saved: Any, digests: dict[str, str]) -> None:
     run began against (the SHA-256s `saved`): a run trains against the same opponents, never a changed file."""
     if not isinstance(saved, dict) or set(saved) != set(digests):
         raise ValueError(
-            f"opponents={reprlib.repr(saved)}: the run's opponents read from policy files are {sorted(digests)}"
+            f"opponents={shown_value(saved)}: the run's opponents read from policy files are {sorted(digests)}"
         )
     for spec, digest in digests.items():
         if saved[spec] != digest:
             raise ValueError(
-                f"selfplay.opponents {spec!r}: the run began against a file of SHA-256 {reprlib.repr(saved[spec])}; "
+                f"selfplay.opponents {spec!r}: the run began against a file of SHA-256 {shown_value(saved[spec])}; "
                 f"it now has {digest}"
             )
 
@@ -434,10 +431,10 @@ def _check_group(group: Any, own: dict[str, Any], where: str, lr: float) -> None
         raise ValueError(f"{where}: expected the keys {sorted(own)}")
     value = group["lr"]
     if type(value) not in (int, float) or not 0.0 <= value <= lr:
-        raise ValueError(f"{where}.lr={reprlib.repr(value)}: the learning rate lies in 0..train.lr={lr:g}")
+        raise ValueError(f"{where}.lr={shown_value(value)}: the learning rate lies in 0..train.lr={lr:g}")
     for key, mine in own.items():
         if key != "lr" and _plain(group[key]) != _plain(mine):
-            raise ValueError(f"{where}.{key}={reprlib.repr(group[key])}: this run's Adam has {mine!r}")
+            raise ValueError(f"{where}.{key}={shown_value(group[key])}: this run's Adam has {mine!r}")
 
 
 def _plain(value: Any) -> Any:
