@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hollywood_gin_env.agents import load_agent, rules_in_play
+from hollywood_gin_env.agents.loading import shipped_bot_for
 from hollywood_gin_env.agents.provenance import agent_rules, recorded_rules
 from hollywood_gin_env.envs import HollywoodGinEnv, HollywoodGinVectorEnv
 from hollywood_gin_env.evaluation import evaluate
@@ -164,3 +165,15 @@ def test_play_starts_under_the_opponents_rules_unless_rules_are_given():
     assert page_view(session, 0)["rules"]["summary"] == "eaai"
     given = first_session(parse_args(["--opponent", EAAI_AGENT, "--seed", "1", "--rules", "hollywood"]), web=False)
     assert given.game.rules == Rules() and "under the hollywood rules" in opening_line(given)
+
+
+def test_play_with_rules_and_no_opponent_faces_the_shipped_bot_trained_under_them():
+    """`play --rules eaai` faces bot-eaai (the shipped bot trained under those rules); no rules, or rules no shipped
+    bot was trained under, face bot (under the rules asked for)."""
+    pytest.importorskip("torch")
+    assert shipped_bot_for(Rules.preset("eaai")) == "bot-eaai" and shipped_bot_for(Rules()) == "bot"
+    assert shipped_bot_for(Rules.preset("classic")) is None and shipped_bot_for(None) is None
+    eaai = first_session(parse_args(["--rules", "eaai", "--seed", "1"]), web=False)
+    assert eaai.opponent_label == "bot-eaai" and eaai.game.rules == EAAI
+    classic = first_session(parse_args(["--rules", "classic", "--seed", "1"]), web=False)
+    assert classic.opponent_label == "bot" and classic.game.rules == Rules.preset("classic")
