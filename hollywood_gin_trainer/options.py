@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-from hollywood_gin_env.support.imports import import_modules
+from hollywood_gin_env.support.imports import add_import_option, import_modules
 from hollywood_gin_env.support.messages import ArgumentParser
 
 #: How the program is typed where no caller says (the console command; `python train.py` passes its own).
@@ -133,14 +133,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
         "classic), then keys that change it, e.g. --rules eaai knock_limit=5 (docs/RULES.md)",
     )
     parser.add_argument("--seed", type=int, default=None, help="shorthand for --set train.seed=N")
-    parser.add_argument(
-        "--import",
-        dest="imports",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="import this module first (your agents' or networks' code; repeatable; Ray rollout workers import it too)",
-    )
+    add_import_option(parser, "your agents', networks' or estimators' code; Ray rollout workers import it too")
     parser.add_argument("--run-dir", default=None, help="output folder (default: runs/<config>-seed<N>-<time>)")
     parser.add_argument("--device", default="cpu", help="torch device: cpu, cuda or cuda:N (default: cpu)")
     parser.add_argument(

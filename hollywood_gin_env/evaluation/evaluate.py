@@ -46,7 +46,7 @@ from hollywood_gin_env.evaluation.duplicate import (
 from hollywood_gin_env.evaluation.stats import Z95, bradley_terry, points_standard_error, wilson_interval
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_env.support.atomic import AtomicWriteError, atomic_write_text, check_write_target
-from hollywood_gin_env.support.imports import import_modules
+from hollywood_gin_env.support.imports import add_import_option, import_modules
 from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 ILLEGAL_POLICY = "counted, and replaced by the lowest-numbered legal action"
@@ -531,8 +531,7 @@ def _parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="the rules to play under: a preset (hollywood, eaai, openspiel, classic) and/or options, e.g. eaai "
              "knock_limit=5 (default: the rules the agents were trained under, hollywood if none records any; "
              "see docs/RULES.md)")
-    add("--import", dest="imports", action="append", default=[], metavar="MODULE",
-        help="import this module first (your agents' or networks' code; repeatable; Ray workers import it too)")
+    add_import_option(parser, "your agents' or networks' code; Ray workers import it too")
     add("--json", metavar="PATH", help="also write the report as JSON to PATH (default: no JSON)")
     add("--no-progress", action="store_true", help="hide the progress bar (default: shown)")
     add("--threads", type=int, default=DEFAULT_TORCH_THREADS, help="torch threads of the agents while they act (in "

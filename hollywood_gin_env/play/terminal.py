@@ -28,7 +28,7 @@ from hollywood_gin_env.play.commands import HELP, CommandError, is_quit, parse_c
 from hollywood_gin_env.play.hints import agent_label
 from hollywood_gin_env.play.session import FILE_FORMAT, Session, choose_seat, load_match, player_names, save_match
 from hollywood_gin_env.support.atomic import AtomicWriteError, check_write_target
-from hollywood_gin_env.support.imports import import_modules
+from hollywood_gin_env.support.imports import add_import_option, import_modules
 from hollywood_gin_env.support.messages import ArgumentParser, install_hint, printable_message, shown_value
 
 #: How the program is typed where no caller says (the console command; `python play.py` passes its own).
@@ -248,15 +248,7 @@ def parse_args(argv: list[str] | None, prog: str = PROG) -> argparse.Namespace:
         help="the rules, as evaluate.py (default: the rules the opponent was trained under, hollywood if it records "
         "none)",
     )
-    parser.add_argument(
-        "--import",
-        dest="imports",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="import this module first (your agent's code; repeatable); a saved match's opponent from a module "
-        "resolves only so",
-    )
+    add_import_option(parser, "your agent's code; a saved match's opponent from a module resolves only so")
     parser.add_argument(
         "--seat",
         choices=("0", "1", "random"),

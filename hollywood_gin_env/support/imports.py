@@ -26,6 +26,7 @@ name in the role's group declares it, so loading one may import the package, fro
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
 import os
@@ -71,6 +72,15 @@ def working_directory_importable() -> None:
     here = os.getcwd()
     if "" not in sys.path and here not in sys.path:
         sys.path.append(here)
+
+
+def add_import_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """The `--import MODULE` option every program takes (repeatable, into `args.imports`); `what` says what it is for
+    in this program."""
+    parser.add_argument(
+        "--import", dest="imports", action="append", default=[], metavar="MODULE",
+        help=f"import this module first ({what}; repeatable)",
+    )  # fmt: skip
 
 
 def import_modules(names: Iterable[str], option: str = "--import") -> list[ModuleType]:
