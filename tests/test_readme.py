@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from hollywood_gin_env.rules.options import Rules
+from hollywood_gin_env.rules.options import PRESETS, Rules
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -230,9 +230,10 @@ def _shown(value: object) -> str:
 
 @pytest.mark.nojit
 def test_rules_doc_lists_every_option_with_its_default():
-    """docs/RULES.md §4 has one row per Rules option, with the default Rules() holds, and no other rows."""
+    """docs/RULES.md §4's table of options has one row per Rules option, with the default Rules() holds, and no other
+    rows."""
     text = RULES_DOC.read_text(encoding="utf-8")
-    section = text[text.index("## 4. Options") : text.index("## 5.")]
+    section = text[text.index("## 4. Options") : text.index("### Presets")]
     rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, flags=re.M))
     defaults = Rules().to_dict()
     assert set(rows) == {f.name for f in fields(Rules)}
@@ -262,3 +263,15 @@ def test_license_file_and_pyproject_agree():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert any(dep.lower().startswith("pillow") for dep in project["dependencies"])
+
+
+@pytest.mark.nojit
+def test_rules_doc_lists_every_preset_with_the_options_it_changes():
+    """docs/RULES.md's presets table has one row per preset, naming exactly the options it changes, with their values."""
+    text = RULES_DOC.read_text(encoding="utf-8")
+    section = text[text.index("### Presets") : text.index("## 5.")]
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, flags=re.M))
+    assert list(rows) == list(PRESETS)
+    for name, cell in rows.items():
+        shown = dict(re.findall(r"`(\w+)=([^`]+)`", cell))
+        assert shown == {key: _shown(value).strip("`") for key, value in PRESETS[name].items()}, name
