@@ -215,7 +215,7 @@ def _tampered(path, kwargs_changes=(), metadata_changes=(), tensor_changes=()):
         ({"kwargs_changes": {"colour": "red"}}, "network 'cards': cards() got an unexpected keyword argument 'colour'"),
         (
             {"metadata_changes": {"network": {"name": [[[[["cards"] * 10] * 10] * 10] * 10] * 10, "kwargs": {}}}},
-            "network name=[[[[...], [...], [...], [...], [...], [...], ...], [[...], [...], [...], [...], ... must be a",
+            "network name=[[[[...], [...], [...], [...], [...], [...], ...], [[...], [...], [...], [...], ... must be",
         ),
         ({"metadata_changes": {"network": {"name": "nosuch", "kwargs": {}}}}, "unknown network 'nosuch': use cards"),
         ({"metadata_changes": {"network": [1, 2]}}, 'network [1, 2] is not a spec {"name": NAME, "kwargs": {...}}'),

@@ -267,7 +267,7 @@ def test_license_file_and_pyproject_agree():
 
 @pytest.mark.nojit
 def test_rules_doc_lists_every_preset_with_the_options_it_changes():
-    """docs/RULES.md's presets table has one row per preset, naming exactly the options it changes, with their values."""
+    """docs/RULES.md's presets table has a row per preset naming exactly the options it changes, with their values."""
     text = RULES_DOC.read_text(encoding="utf-8")
     section = text[text.index("### Presets") : text.index("## 5.")]
     rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+?) \|", section, flags=re.M))
