@@ -16,9 +16,8 @@ from hollywood_gin_env.agents import ExpertAgent, GreedyAgent, RandomAgent, Simp
 from hollywood_gin_env.agents._features import card_masks
 from hollywood_gin_env.agents.expert import discard_lookaheads, lookahead, lookahead_of, new_scratch
 from hollywood_gin_env.engine import columns as col
-from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, encode_kernel
+from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE
 from hollywood_gin_env.rules.actions import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
@@ -30,6 +29,7 @@ from hollywood_gin_env.rules.actions import (
 from hollywood_gin_env.rules.cards import parse_cards, to_mask
 from hollywood_gin_env.rules.melds import min_deadwood
 from hollywood_gin_env.rules.options import Rules
+from tests.decision_rows import collect_states
 
 HAND, FACE_UP, PHASE, DW_AFTER = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase", "deadwood_after_discard"))
 VARIANTS = [Rules(), Rules(last_discard_rule="may_take_to_knock", allow_rediscard_taken_card=True, knock_limit=5)]
@@ -46,30 +46,6 @@ class StallingAgent(RandomAgent):
         can_discard = masks[:, DISCARD_BASE:KNOCK_BASE].any(axis=1)
         masks[can_discard, KNOCK_BASE:] = 0
         return super()._act(observations, masks)
-
-
-def collect_states(rules: Rules, players: tuple, matches: int = 48, steps: int = 400, seed: int = 0):
-    """(observations, masks) of the player to act over `steps` steps of `matches` batched matches."""
-    engine = Engine(matches, rules)
-    engine.new_matches(seeds=np.arange(matches, dtype=np.uint64) + seed)
-    obs = np.zeros((matches, OBS_SIZE), dtype=np.float32)
-    masks = np.zeros((matches, NUM_ACTIONS), dtype=np.int8)
-    seen_obs, seen_masks = [], []
-    for _ in range(steps):
-        active = ~engine.done
-        if not active.any():
-            break
-        current = engine.current_player.copy()
-        encode_kernel(current, active, engine.state.arrays(), engine.params, obs, masks)
-        seen_obs.append(obs[active].copy())
-        seen_masks.append(masks[active].copy())
-        actions = np.zeros(matches, dtype=np.int64)
-        for seat in (0, 1):
-            rows = np.flatnonzero(active & (current == seat))
-            actions[rows] = players[seat].act(obs[rows], masks[rows])
-        engine.step(actions, active)
-        assert not engine.illegal[active].any()
-    return np.concatenate(seen_obs), np.concatenate(seen_masks)
 
 
 @pytest.fixture(scope="module")

@@ -17,21 +17,20 @@ import pytest
 
 from hollywood_gin_env.agents import RandomAgent, SimpleAgent, load_agent
 from hollywood_gin_env.engine import columns as col
-from hollywood_gin_env.engine.batched import Engine
 from hollywood_gin_env.engine.game import Game
-from hollywood_gin_env.engine.observation import OBS_LAYOUT, OBS_SIZE, encode_kernel
+from hollywood_gin_env.engine.observation import OBS_LAYOUT
 from hollywood_gin_env.rules.actions import (
     ACTION_DRAW_STOCK,
     ACTION_PASS,
     ACTION_TAKE,
     DISCARD_BASE,
     KNOCK_BASE,
-    NUM_ACTIONS,
     describe_action,
 )
 from hollywood_gin_env.rules.cards import CARD_VALUES, cards_str, from_mask, parse_cards, to_mask
 from hollywood_gin_env.rules.melds import MAX_ARRANGEMENTS, MAX_MELDS, min_arrangements_mask, min_deadwood
 from hollywood_gin_env.rules.options import Rules
+from tests.decision_rows import collect_states
 
 HAND, FACE_UP, PHASE = (OBS_LAYOUT[k][0] for k in ("hand", "face_up", "phase"))
 EAAI = Rules.preset("eaai")
@@ -139,29 +138,6 @@ def test_knocks_at_the_first_legal_chance(knock_limit, verb):
 # --- every decision of real play, against the meld solver -------------------------------------------------------
 
 
-def play_rows(rules: Rules, seats: tuple, matches: int = 32, steps: int = 300, seed: int = 0):
-    """(observations, masks) of the player to act over `steps` steps of batched matches, seats[0] against seats[1]."""
-    engine = Engine(matches, rules)
-    engine.new_matches(seeds=np.arange(matches, dtype=np.uint64) + seed)
-    obs = np.zeros((matches, OBS_SIZE), dtype=np.float32)
-    masks = np.zeros((matches, NUM_ACTIONS), dtype=np.int8)
-    seen_obs, seen_masks = [], []
-    for _ in range(steps):
-        active = ~engine.done
-        if not active.any():
-            break
-        current = engine.current_player.copy()
-        encode_kernel(current, active, engine.state.arrays(), engine.params, obs, masks)
-        seen_obs.append(obs[active].copy())
-        seen_masks.append(masks[active].copy())
-        actions = np.zeros(matches, dtype=np.int64)
-        for seat in (0, 1):
-            rows = np.flatnonzero(active & (current == seat))
-            actions[rows] = seats[seat].act(obs[rows], masks[rows])
-        engine.step(actions, active)
-    return np.concatenate(seen_obs), np.concatenate(seen_masks)
-
-
 class Stalling(RandomAgent):
     """Random, but never knocks unless it must: hands run down the stock to the last-discard offer."""
 
@@ -177,12 +153,12 @@ def positions():
     throwing back a taken card (knock limit 5), and of stalling random play that reaches the last-discard offer."""
     variant = EAAI.replace(allow_rediscard_taken_card=True, knock_limit=5)
     parts = [
-        play_rows(rules, (SimpleAgent(seed=1), load_agent(other, seed=2)), seed=seed)
+        collect_states(rules, (SimpleAgent(seed=1), load_agent(other, seed=2)), matches=32, steps=300, seed=seed)
         for rules in (EAAI, variant)
         for seed, other in ((0, "random"), (100, "greedy"))
     ]
     last_discard = EAAI.replace(last_discard_rule="may_take_to_knock", knock_limit=30)
-    parts.append(play_rows(last_discard, (Stalling(3), Stalling(4)), matches=16, seed=200))
+    parts.append(collect_states(last_discard, (Stalling(3), Stalling(4)), matches=16, steps=300, seed=200))
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
