@@ -49,7 +49,7 @@ PUBLIC = {
     "play_pair": "hollywood_gin_env.evaluation.evaluate",
     "evaluate_pairs": "hollywood_gin_env.evaluation.evaluate",
     "round_robin": "hollywood_gin_env.evaluation.evaluate",
-    "format_report": "hollywood_gin_env.evaluation.evaluate",
+    "format_report": "hollywood_gin_env.evaluation.report",
     "summarize_pair": "hollywood_gin_env.evaluation.evaluate",
     "Schedule": "hollywood_gin_env.evaluation.duplicate",
 }

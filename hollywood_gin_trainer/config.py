@@ -27,9 +27,10 @@ from pydantic import ConfigDict, Field, Strict, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
 from hollywood_gin_env.agents.expert import NUM_WEIGHTS
+from hollywood_gin_env.agents.loading import parse_agent_arg
 from hollywood_gin_env.engine.threads import MAX_THREADS
 from hollywood_gin_env.evaluation.duplicate import MAX_MATCHES, MAX_TORCH_THREADS
-from hollywood_gin_env.evaluation.evaluate import agent_labels, parse_agent_arg
+from hollywood_gin_env.evaluation.evaluate import agent_labels
 from hollywood_gin_env.rules.options import PRESET_KEY, Rules
 from hollywood_gin_env.support.imports import MAX_REFERENCE, import_user_module
 from hollywood_gin_env.support.messages import escape_controls, shown_value

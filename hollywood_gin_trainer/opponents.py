@@ -31,9 +31,8 @@ from torch import nn
 from hollywood_gin_env.agents import load_agent
 from hollywood_gin_env.agents.base import AgentProtocol
 from hollywood_gin_env.agents.checkpoint import read_checkpoint_metadata
-from hollywood_gin_env.agents.loading import policy_file
+from hollywood_gin_env.agents.loading import parse_agent_arg, policy_file
 from hollywood_gin_env.agents.provenance import agent_rules, recorded_rules
-from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 from hollywood_gin_env.rules.options import Rules
 from hollywood_gin_trainer.config import Config
 

@@ -24,11 +24,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from hollywood_gin_env.agents.loading import policy_file
+from hollywood_gin_env.agents.loading import parse_agent_arg, policy_file
 from hollywood_gin_env.agents.masked import sample_masked
 from hollywood_gin_env.agents.networks import build_network
 from hollywood_gin_env.engine.threads import kernel_threads
-from hollywood_gin_env.evaluation.evaluate import parse_agent_arg
 from hollywood_gin_trainer.config import Config
 from hollywood_gin_trainer.opponents import Lineup, entry_seed, load_opponent
 

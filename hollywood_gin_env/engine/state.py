@@ -3,8 +3,8 @@
 `EngineState` is a named tuple of arrays, so the numba kernels read the same names as Python
 (`s.hands[i, p]`, `s.match[i, col.M_PHASE]`). The per-match integers are split by what they describe:
 `match` (the match in progress), `last_step` (what the last `Engine.step` did) and `last_hand`
-(the result of the hand that ended last); their columns are in columns.py. README, "Glossary", defines match,
-game, hand, turn.
+(the result of the hand that ended last); their columns are in columns.py. docs/ARCHITECTURE.md, "Glossary",
+defines match, game, hand, turn.
 """
 
 from __future__ import annotations
