@@ -242,3 +242,38 @@ def _evaluation_due(run_dir: Path) -> bool:
         return bool(read_tensor_header(run_dir / LAST).metadata["train"]["progress"]["evaluation_due"])
     except (OSError, ValueError, KeyError):
         return False
+
+
+@pytest.mark.slow  # one train.py process stopped in its warm start (about 20 s)
+def test_a_real_ctrl_c_in_the_warm_start_names_the_step_it_stops_after_and_saves_a_resumable_run(tmp_path):
+    """SIGINT to a train.py collecting its teacher's decisions: one line says it saves after this step of the warm
+    start (a round of the teacher's matches or a cloning minibatch), the run stops there, says how to resume, and its
+    last.safetensors holds the warm start's state (resuming it: the tests above)."""
+    from tests.subprocess_signals import default_sigint
+
+    run_dir = tmp_path / "run"
+    argv = [*SMOKE, "--run-dir", str(run_dir), "--set", "warmstart.decisions=2000000", "--set", "env.num_envs=64"]
+    child = subprocess.Popen(
+        [sys.executable, "train.py", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    try:
+        end = time.monotonic() + 120
+        while not (run_dir / LAST).exists():  # saved before the warm start begins
+            assert time.monotonic() < end and child.poll() is None, child.stderr.read() if child.poll() else "slow"
+            time.sleep(0.05)
+        time.sleep(1.0)  # into the teacher's matches
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0 and "Traceback" not in err, err[-2000:]
+    saving = f"Ctrl-C: saving {LAST} after this step of the warm start, a round of the teacher's matches or a cloning"
+    assert saving in err, err[-2000:]
+    assert f"stopped in the warm start; saved {run_dir / LAST}" in err and f"--resume {run_dir}" in err, err[-2000:]
+    assert "warmstart" in read_tensor_header(run_dir / LAST).metadata["train"]

@@ -165,6 +165,34 @@ def test_teacher_weights_make_a_tuned_expert_teacher():
     assert (plain["actions"] != other["actions"]).any()  # the tuned weights are taught
 
 
+def test_the_cloning_reports_its_progress_after_every_minibatch():
+    """clone() calls progress(rows) once per minibatch of every epoch (the warm start's bar moves within an epoch),
+    the rows summing to epochs × decisions."""
+    import torch
+
+    from hollywood_gin_trainer.warmstart import clone, collect_teacher
+
+    overrides = ["env.num_envs=8", "warmstart.decisions=400", "warmstart.minibatch_size=64", "warmstart.epochs=2"]
+    config = load_config("configs/smoke.toml", overrides)
+    model = actor_critic(config)
+    data = collect_teacher(config, model.policy, np.random.default_rng(0))
+    size = len(data["actions"])
+    steps, epochs = [], []
+    done = clone(
+        model,
+        data,
+        config,
+        torch.Generator().manual_seed(0),
+        lambda epoch, stats: epochs.append((epoch, len(steps))),
+        torch.device("cpu"),
+        progress=steps.append,
+    )
+    batches = -(-size // 64)
+    assert done and size >= 400
+    assert len(steps) == 2 * batches and sum(steps) == 2 * size and max(steps) == 64
+    assert epochs == [(0, batches), (1, 2 * batches)]  # each epoch logged after its own minibatches
+
+
 # --- the privileged critic ------------------------------------------------------------------------------
 
 
