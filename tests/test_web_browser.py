@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,25 @@ def chromium() -> str | None:
     if path is None:
         pytest.skip("no chromium or playwright here: apt-get install -y chromium (CI installs it and fails without)")
     return path
+
+
+@contextmanager
+def browser_page(executable: str, url: str, viewport: dict):
+    """A page of `viewport` size in headless Chromium (`executable`), at url once loaded; the browser closed after."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport=viewport)
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
+
+
+#: play.py's arguments for E1 against expert, the human its non-dealer (the upcard 2C offered first)
+E1_ARGS = ("--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT, "--deck", E1_DECK)
 
 
 def click(page, selector: str) -> None:
@@ -264,15 +284,9 @@ def test_hints_and_help_leave_the_hand_in_the_window_and_errors_show_by_the_comm
     """At 1280x900: the hand's place is the same before and after Hints and `help` (and inside the window); `xyz`
     then shows its refusal as the only line under the box, and nothing under the hand."""
     executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    args = ("--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT, "--deck", E1_DECK)
-    process, url, _ = start(tmp_path, *args)
+    process, url, _ = start(tmp_path, *E1_ARGS)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto(url)
+        with browser_page(executable, url, VIEWPORT) as page:
             page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
             before = page.locator("#your-hand").bounding_box()
             page.check("#hint-toggle")
@@ -291,7 +305,6 @@ def test_hints_and_help_leave_the_hand_in_the_window_and_errors_show_by_the_comm
             assert page.input_value("#command") == "xyz"  # kept, to be corrected
             assert "vs expert" in page.locator("#matchup").inner_text()
             assert "seat" not in page.locator("#matchup").inner_text()
-            browser.close()
     finally:
         stop(process)
 
@@ -313,15 +326,9 @@ def test_the_page_shows_an_eleven_card_hand_in_one_row_and_speaks_in_clicks(tmp_
     drawn card beside the others; the status line says what to click, with the cards as their faces show them
     (no terminal letters such as "(t)"), and the command box's example fits the box."""
     executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    args = ("--no-browser", "--opponent", "expert", "--seed", "0", "--seat", E1_SEAT, "--deck", E1_DECK)
-    process, url, _ = start(tmp_path, *args)
+    process, url, _ = start(tmp_path, *E1_ARGS)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": width, "height": 860})
-            page.goto(url)
+        with browser_page(executable, url, {"width": width, "height": 860}) as page:
             page.wait_for_selector("[data-action=take][data-card='2C']:enabled")
             offer = page.locator("#prompt").inner_text()
             assert offer == "Your turn: the upcard 2\u2663 is offered: click it to take it, or Pass.", offer
@@ -332,7 +339,6 @@ def test_the_page_shows_an_eleven_card_hand_in_one_row_and_speaks_in_clicks(tmp_
             assert len(tops) == 11 and len(set(tops)) == 1, tops
             prompt = page.locator("#prompt").inner_text()
             assert "click one to discard it" in prompt and not re.search(r"\((t|p|d)\)|knock \d|e\.g\.", prompt)
-            browser.close()
     finally:
         stop(process)
 
@@ -342,8 +348,6 @@ def test_move_numbers_past_nine_show_whole(tmp_path):
     """Twelve moves into a hand the list of its moves numbers them 1 to 12, each number whole and inside the list
     (not "0.", "1." with the tens cut off)."""
     executable = chromium()
-    from playwright.sync_api import sync_playwright
-
     process, url, _ = start(tmp_path, "--no-browser", "--opponent", "greedy", "--seed", "1", "--seat", "0")
     try:
         api = url.replace("/#", "/api/matches/")
@@ -354,10 +358,7 @@ def test_move_numbers_past_nine_show_whole(tmp_path):
             card = {"card": state["hand"]["drawn"] or move["card"]} if move["action"] == "discard" else {}
             state = httpx.post(f"{api}/move", json={"seq": state["seq"], "action": move["action"], **card}).json()
             state = state["state"]
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-            page = browser.new_page(viewport=VIEWPORT)
-            page.goto(url)
+        with browser_page(executable, url, VIEWPORT) as page:
             page.wait_for_selector("#moves li")
             numbers = page.locator("#moves .number")
             assert numbers.all_inner_texts()[:12] == [f"{n}." for n in range(1, 13)]
@@ -365,6 +366,5 @@ def test_move_numbers_past_nine_show_whole(tmp_path):
             for n in (8, 9, 10, 11):
                 box = numbers.nth(n).bounding_box()
                 assert box["x"] >= listed["x"] and box["x"] + box["width"] <= listed["x"] + listed["width"], box
-            browser.close()
     finally:
         stop(process)
