@@ -210,3 +210,26 @@ def test_the_learning_report_is_never_written_through_a_symlink(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
     assert f"refusing to write {out / 'learn.json'}: it is a symbolic link" in done.stderr
     assert elsewhere.read_text() == "someone else's file" and not (out / "learn.png").exists()
+
+
+def test_a_trainers_marks_json_is_never_written_through_a_symlink(tmp_path, monkeypatch):
+    """The child that trains writes its marks.json atomically: a marks.json that is a symlink to a file elsewhere is
+    refused (WriteTargetError naming it) and the file it points at is left as it was."""
+    import argparse
+
+    from hollywood_gin_env.support.atomic import WriteTargetError
+
+    learn = learn_script()
+    monkeypatch.setattr(learn, "train_ours", lambda *args: {"marks": []})
+    out = tmp_path / "out"
+    (out / "quick").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("someone else's file")
+    (out / "quick" / "marks.json").symlink_to(elsewhere)
+    args = argparse.Namespace(out=out, train="quick", minutes=1.0, marks=[], threads=1, seed=0, smoke=False)
+    with pytest.raises(WriteTargetError, match="marks.json"):
+        learn.train_one(args)
+    assert elsewhere.read_text() == "someone else's file"
+    (out / "quick" / "marks.json").unlink()
+    learn.train_one(args)
+    assert json.loads((out / "quick" / "marks.json").read_text())["trainer"] == "quick"
