@@ -218,6 +218,17 @@ def test_readme_stays_short():
     assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}): move detail to docs/"
 
 
+@pytest.mark.nojit
+def test_the_quick_start_gives_the_main_job_s_time_and_memory_and_what_a_busy_machine_costs():
+    """The main job's row names its minutes and its memory at the peak (the warm start's), and the timings' pointer
+    says how much longer a busy machine took, so a new user can plan the run."""
+    text = README.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| main job"))
+    assert re.search(r"about \d+ minutes", row) and re.search(r"\d+ GB of memory", row), row
+    assert "at the peak" in row, row
+    assert re.search(r"a busy one.*took [\d–]+× as long", text.replace("\n", " ")), "the busy machine's cost"
+
+
 def _shown(value: object) -> str:
     return (
         f'`"{value}"`'
